@@ -1,0 +1,53 @@
+import V4L2
+import VideoCore
+
+/// Where frames come from: a V4L2 camera, or the synthetic test source.
+/// Owned by one thread at a time (the capture thread, or a command-line tool).
+public protocol FrameSource: AnyObject {
+    /// "/dev/video0 (vivid)" or "testsrc (synthetic test source, not a camera)".
+    var name: String { get }
+    /// The camera's own name, for EXIF ("vivid", "HD Pro Webcam C920").
+    var cardName: String { get }
+    var configuration: CaptureConfiguration { get }
+    /// Waits for the freshest good frame; throws `DeviceError` on failure or after `timeout`.
+    func nextFrame(timeout: Duration) throws(DeviceError) -> Frame
+    /// Stops streaming and releases the device.
+    func stop()
+}
+
+/// Opens frame sources by what a user typed.
+public enum FrameSources {
+    /// The selector of the built-in synthetic source.
+    public static let syntheticName = "testsrc"
+
+    /// Opens, configures and starts a source. `controls` are set before streaming.
+    public static func open(_ selector: String?, request: CaptureRequest,
+                            controls: [(name: String, value: String)] = []) throws(DeviceError) -> any FrameSource {
+        if selector == syntheticName {
+            return try SyntheticSource(request: request)
+        }
+        return try V4L2Source(path: try DeviceDiscovery.resolve(selector), request: request, controls: controls)
+    }
+}
+
+/// A V4L2 camera, configured and streaming.
+public final class V4L2Source: FrameSource {
+    public let device: VideoDevice
+    public let stream: CaptureStream
+    public var configuration: CaptureConfiguration { stream.configuration }
+    public var name: String { "\(device.path) (\(device.info.card))" }
+    public var cardName: String { device.info.card }
+
+    public init(path: String, request: CaptureRequest, controls: [(name: String, value: String)] = []) throws(DeviceError) {
+        device = try VideoDevice(path: path)
+        if !controls.isEmpty { try device.setControls(controls) }
+        let configuration = try device.configure(request)
+        stream = try CaptureStream(device: device, configuration: configuration)
+    }
+
+    public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
+        try stream.nextFrame(timeout: timeout)
+    }
+
+    public func stop() { stream.stop() }
+}

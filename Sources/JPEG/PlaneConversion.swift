@@ -1,0 +1,121 @@
+import VideoCore
+
+/// Turns camera pixel layouts into full-range planar Y'CbCr for the encoder, in
+/// one pass per frame: deinterleave and expand limited range (16...235) to JPEG's
+/// full range (0...255) through lookup tables, so black stays black.
+public enum PlaneConversion {
+    /// Formats converted here without libv4l, and the subsampling each keeps.
+    public static func subsampling(for format: PixelFormat) -> ChromaSubsampling? {
+        switch format {
+        case .yuyv, .uyvy, .yvyu, .vyuy, .yuv422p, .nv16, .nv61: return .s422
+        case .nv12, .nv21, .yuv420, .yvu420: return .s420
+        case .grey: return .gray
+        default: return nil
+        }
+    }
+
+    /// Limited-range luma to full range: (Y - 16) * 255 / 219, rounded and clamped.
+    public static let expandLuma: [UInt8] = (0..<256).map { clamp((Double($0) - 16) * 255 / 219) }
+    /// Limited-range chroma to full range: (C - 128) * 255 / 224 + 128.
+    public static let expandChroma: [UInt8] = (0..<256).map { clamp((Double($0) - 128) * 255 / 224 + 128) }
+    static let identity: [UInt8] = (0..<256).map { UInt8($0) }
+
+    private static func clamp(_ value: Double) -> UInt8 {
+        UInt8(max(0, min(255, value.rounded())))
+    }
+
+    /// Converts one frame into `image`; returns false for formats not handled here.
+    public static func convert(_ source: UnsafeRawBufferPointer, layout: FrameLayout, into image: inout YUVImage) -> Bool {
+        guard let subsampling = subsampling(for: layout.format) else { return false }
+        let size = layout.size
+        image.reshape(size, subsampling)
+        let expand = layout.range == .limited
+        let lumaTable = expand ? expandLuma : identity
+        let chromaTable = expand ? expandChroma : identity
+        let stride = layout.bytesPerLine > 0 ? layout.bytesPerLine : defaultStride(layout)
+        let chroma = subsampling.chromaSize(size)
+        let cbOffset = image.offset(1), crOffset = image.offset(2)
+
+        lumaTable.withUnsafeBufferPointer { lut in
+        chromaTable.withUnsafeBufferPointer { clut in
+        image.storage.withUnsafeMutableBufferPointer { out in
+            let src = source.bindMemory(to: UInt8.self)
+            switch layout.format {
+            case .yuyv, .uyvy, .yvyu, .vyuy:
+                // Byte positions of Y0, Y1, Cb, Cr within each 4-byte pair of pixels.
+                let (y0, y1, cb, cr): (Int, Int, Int, Int) = switch layout.format {
+                case .yuyv: (0, 2, 1, 3)
+                case .uyvy: (1, 3, 0, 2)
+                case .yvyu: (0, 2, 3, 1)
+                default: (1, 3, 2, 0)  // VYUY
+                }
+                let pairs = size.width / 2
+                for row in 0..<size.height {
+                    let line = row * stride
+                    var luma = row * size.width, chromaIndex = row * chroma.width
+                    for pair in 0..<pairs {
+                        let p = line + pair * 4
+                        out[luma] = lut[Int(src[p + y0])]
+                        out[luma + 1] = lut[Int(src[p + y1])]
+                        out[cbOffset + chromaIndex] = clut[Int(src[p + cb])]
+                        out[crOffset + chromaIndex] = clut[Int(src[p + cr])]
+                        luma += 2
+                        chromaIndex += 1
+                    }
+                }
+            case .grey:
+                copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut)
+            case .yuv420, .yvu420, .yuv422p:
+                copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut)
+                let chromaStride = stride / 2
+                let first = stride * size.height, second = first + chromaStride * chroma.height
+                let (cbSource, crSource) = layout.format == .yvu420 ? (second, first) : (first, second)
+                copyPlane(src, cbSource, chromaStride, out, cbOffset, chroma.width, chroma.width, chroma.height, clut)
+                copyPlane(src, crSource, chromaStride, out, crOffset, chroma.width, chroma.width, chroma.height, clut)
+            case .nv12, .nv21, .nv16, .nv61:
+                copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut)
+                let swapped = layout.format == .nv21 || layout.format == .nv61
+                let base = stride * size.height
+                for row in 0..<chroma.height {
+                    let line = base + row * stride
+                    for x in 0..<chroma.width {
+                        let first = clut[Int(src[line + 2 * x])], second = clut[Int(src[line + 2 * x + 1])]
+                        out[cbOffset + row * chroma.width + x] = swapped ? second : first
+                        out[crOffset + row * chroma.width + x] = swapped ? first : second
+                    }
+                }
+            default:
+                break
+            }
+        }}}
+        return true
+    }
+
+    /// How many bytes a frame of `layout` needs, so a short buffer is refused before reading it.
+    public static func requiredBytes(_ layout: FrameLayout) -> Int? {
+        guard let subsampling = subsampling(for: layout.format) else { return nil }
+        let stride = layout.bytesPerLine > 0 ? layout.bytesPerLine : defaultStride(layout)
+        let h = layout.size.height, chromaHeight = subsampling.chromaSize(layout.size).height
+        switch layout.format {
+        case .yuyv, .uyvy, .yvyu, .vyuy, .grey: return stride * h
+        case .yuv420, .yvu420, .yuv422p: return stride * h + 2 * (stride / 2) * chromaHeight
+        default: return stride * h + stride * chromaHeight  // semi-planar
+        }
+    }
+
+    static func defaultStride(_ layout: FrameLayout) -> Int {
+        switch layout.format {
+        case .yuyv, .uyvy, .yvyu, .vyuy: return layout.size.width * 2
+        default: return layout.size.width
+        }
+    }
+
+    private static func copyPlane(_ src: UnsafeBufferPointer<UInt8>, _ srcOffset: Int, _ srcStride: Int,
+                                  _ out: UnsafeMutableBufferPointer<UInt8>, _ outOffset: Int, _ outStride: Int,
+                                  _ width: Int, _ height: Int, _ table: UnsafeBufferPointer<UInt8>) {
+        for row in 0..<height {
+            let s = srcOffset + row * srcStride, d = outOffset + row * outStride
+            for x in 0..<width { out[d + x] = table[Int(src[s + x])] }
+        }
+    }
+}

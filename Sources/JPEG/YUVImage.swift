@@ -1,0 +1,73 @@
+import CTurboJPEG
+import VideoCore
+
+/// How much colour resolution planar Y'CbCr keeps.
+public enum ChromaSubsampling: String, Hashable, Sendable, CaseIterable {
+    case s444 = "4:4:4", s422 = "4:2:2", s420 = "4:2:0", gray = "gray"
+
+    /// The corresponding TurboJPEG constant (`TJSAMP_*`).
+    var turboJPEG: Int32 {
+        switch self {
+        case .s444: return Int32(TJSAMP_444.rawValue)
+        case .s422: return Int32(TJSAMP_422.rawValue)
+        case .s420: return Int32(TJSAMP_420.rawValue)
+        case .gray: return Int32(TJSAMP_GRAY.rawValue)
+        }
+    }
+
+    /// The size of a chroma plane for a luma plane of `size`.
+    func chromaSize(_ size: FrameSize) -> FrameSize {
+        switch self {
+        case .s444: return size
+        case .s422: return FrameSize(width: (size.width + 1) / 2, height: size.height)
+        case .s420: return FrameSize(width: (size.width + 1) / 2, height: (size.height + 1) / 2)
+        case .gray: return FrameSize(width: 0, height: 0)
+        }
+    }
+}
+
+/// A full-range planar Y'CbCr image (Y, then Cb, then Cr), whose storage is kept
+/// and reused from frame to frame so steady capture allocates nothing.
+public struct YUVImage: Sendable {
+    public private(set) var size = FrameSize(width: 0, height: 0)
+    public private(set) var subsampling = ChromaSubsampling.s422
+    /// All three planes, one after another.
+    public internal(set) var storage: [UInt8] = []
+
+    public init() {}
+
+    public init(size: FrameSize, subsampling: ChromaSubsampling) {
+        reshape(size, subsampling)
+    }
+
+    /// Sets the geometry, growing the storage only when it is too small.
+    public mutating func reshape(_ size: FrameSize, _ subsampling: ChromaSubsampling) {
+        self.size = size
+        self.subsampling = subsampling
+        let needed = size.area + 2 * subsampling.chromaSize(size).area
+        if storage.count < needed { storage = [UInt8](repeating: 0, count: needed) }
+    }
+
+    /// Bytes per row of plane 0 (Y), 1 (Cb) or 2 (Cr); planes are packed without padding.
+    public func stride(_ plane: Int) -> Int {
+        plane == 0 ? size.width : subsampling.chromaSize(size).width
+    }
+
+    public func planeHeight(_ plane: Int) -> Int {
+        plane == 0 ? size.height : subsampling.chromaSize(size).height
+    }
+
+    /// Where each plane starts in `storage`.
+    public func offset(_ plane: Int) -> Int {
+        switch plane {
+        case 0: return 0
+        case 1: return size.area
+        default: return size.area + subsampling.chromaSize(size).area
+        }
+    }
+
+    /// The sample at (x, y) of a plane, for tests and image operations.
+    public func sample(plane: Int, x: Int, y: Int) -> UInt8 {
+        storage[offset(plane) + y * stride(plane) + x]
+    }
+}

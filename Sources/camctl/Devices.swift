@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import V4L2
+
+struct Devices: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List cameras, their formats, and whether this user may open them.")
+
+    @Flag(help: "Print JSON instead of a table.")
+    var json = false
+
+    @Flag(help: "Also list V4L2 nodes that are not cameras (output, metadata, ...).")
+    var all = false
+
+    func run() throws {
+        let devices = DeviceDiscovery.all(details: true).filter { all || $0.isCamera }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(devices.map(DeviceJSON.init)), as: UTF8.self))
+            return
+        }
+        if devices.isEmpty {
+            print("No cameras found. Is one plugged in, and its driver loaded (`lsmod | grep uvcvideo`)?")
+            return
+        }
+        for device in devices {
+            let card = device.info?.card ?? device.name
+            let access = device.access?.allowed == true ? "yes" : "NO"
+            print("\(device.path)  \(card)  [\(device.info?.driver ?? "?")\(device.info.map { ", \($0.busInfo)" } ?? "")]  camera: \(device.isCamera ? "yes" : "no")  access: \(access)")
+            for name in device.byID + device.byPath { print("    \(name)") }
+            if let problem = device.access?.problem { print("    why not: \(problem)") }
+            if let error = device.openError, device.access?.allowed != false { print("    \(error.message)") }
+            for format in device.formats {
+                print("    \(format.format.description.padding(toLength: 5, withPad: " ", startingAt: 0)) \(format.description): \(describe(format.sizes))")
+            }
+        }
+    }
+
+    func describe(_ sizes: FrameSizes) -> String {
+        switch sizes {
+        case .discrete(let list): return list.map(\.description).joined(separator: " ")
+        case .stepwise(let low, let high, let step): return "\(low) to \(high) in steps of \(step)"
+        }
+    }
+}
+
+/// The JSON form of one device in `camctl devices --json`.
+struct DeviceJSON: Encodable {
+    var path: String
+    var card: String
+    var driver: String?
+    var bus: String?
+    var camera: Bool
+    var accessible: Bool
+    var problem: String?
+    var byID: [String]
+    var byPath: [String]
+    var capabilities: [String]
+    var formats: [Format]
+
+    struct Format: Encodable {
+        var fourcc: String
+        var description: String
+        var compressed: Bool
+        var sizes: [String]
+    }
+
+    init(_ device: DiscoveredDevice) {
+        path = device.path
+        card = device.info?.card ?? device.name
+        driver = device.info?.driver
+        bus = device.info?.busInfo
+        camera = device.isCamera
+        accessible = device.access?.allowed ?? false
+        problem = device.access?.problem ?? (device.isCamera ? device.openError?.message : nil)
+        byID = device.byID
+        byPath = device.byPath
+        capabilities = device.info?.capabilities.names ?? []
+        formats = device.formats.map { format in
+            let sizes: [String]
+            switch format.sizes {
+            case .discrete(let list): sizes = list.map(\.description)
+            case .stepwise(let low, let high, _): sizes = ["\(low)-\(high)"]
+            }
+            return Format(fourcc: format.format.description, description: format.description,
+                          compressed: format.isCompressed, sizes: sizes)
+        }
+    }
+}

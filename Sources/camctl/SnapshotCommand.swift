@@ -1,0 +1,106 @@
+import ArgumentParser
+import CaptureSession
+import JPEG
+import V4L2
+import VideoCore
+
+struct SnapshotCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "snapshot",
+        abstract: "Capture one JPEG from a camera.",
+        discussion: "Opens the camera itself, skips a few frames while exposure settles, and writes the newest frame as a JPEG (atomically: a reader never sees half a file).")
+
+    @Option(name: .shortAndLong, help: "Camera: a path, a /dev/v4l/by-id name, a card name, an index, or testsrc (default: the first camera).")
+    var device: String?
+
+    @Option(help: "Frame size, WxH; the nearest size the camera offers is used.")
+    var size: String?
+
+    @Option(help: "Pixel format as a FourCC (YUYV, MJPG, NV12, ...); default: MJPG when offered, else YUYV.")
+    var format: String?
+
+    @Option(help: "Frame rate to ask for.")
+    var fps: Double?
+
+    @Option(help: "JPEG quality, 1 to 100.")
+    var quality: Int = FrameEncoder.defaultQuality
+
+    @Option(help: "Frames to skip first while auto-exposure settles.")
+    var skip: Int = Snapshot.defaultSkip
+
+    @Option(help: "Seconds to wait for a frame before calling the camera stalled.")
+    var timeout: Double = 10
+
+    @Option(name: .shortAndLong, help: "Where to write the JPEG; - for standard output.")
+    var output: String
+
+    @Argument(help: "Controls to set first, NAME=VALUE (e.g. brightness=140).")
+    var controls: [String] = []
+
+    func validate() throws {
+        if let size, FrameSize(parsing: size) == nil { throw ValidationError("--size must be WIDTHxHEIGHT, such as 1280x720; got \"\(size)\"") }
+        if let format, PixelFormat(parsing: format) == nil {
+            throw ValidationError("--format must be a FourCC of up to four characters, such as YUYV or MJPG; got \"\(format)\"")
+        }
+        if let fps, !(fps > 0 && fps <= 1000) { throw ValidationError("--fps must be above 0 and at most 1000; got \(fps)") }
+        guard (1...100).contains(quality) else { throw ValidationError("--quality must be from 1 to 100; got \(quality)") }
+        guard (0...1000).contains(skip) else { throw ValidationError("--skip must be from 0 to 1000; got \(skip)") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be above 0 seconds") }
+        _ = try parseAssignments(controls)
+    }
+
+    func run() throws {
+        var options = Snapshot.Options(device: device)
+        options.request = CaptureRequest(
+            format: format.flatMap(PixelFormat.init(parsing:)), size: requestedSize, fps: fps)
+        options.quality = quality
+        options.skip = skip
+        options.frameTimeout = .milliseconds(Int64(timeout * 1000))
+        options.controls = try parseAssignments(controls)
+
+        let result: Snapshot.Result
+        do {
+            result = try Snapshot.take(options)
+        } catch {
+            switch error {
+            case .device(let deviceError): throw fail(deviceError.message, ExitStatus.code(for: deviceError))
+            case .encoding(let encodingError):
+                if case .unsupportedFormat = encodingError { throw fail(encodingError.description, ExitStatus.unsupported) }
+                throw fail(encodingError.description, ExitStatus.deviceIO)
+            }
+        }
+        do {
+            if output == "-" {
+                try StandardOutput.write(result.jpeg)
+            } else {
+                try AtomicFile.write(result.jpeg, to: output)
+            }
+        } catch {
+            throw fail("\(error)", ExitStatus.outputFailed)
+        }
+        printError(summary(result))
+    }
+
+    func summary(_ result: Snapshot.Result) -> String {
+        let layout = result.configuration.layout
+        var text = "\(result.source): \(layout.format) \(layout.size)"
+        if let interval = result.configuration.interval { text += " at \(interval)" }
+        if let asked = requestedSize, asked != layout.size { text += " (asked \(asked); nearest offered)" }
+        text += ", skipped \(result.skipped) frame(s)"
+        if result.dropped > 0 { text += ", dropped \(result.dropped) broken frame(s)" }
+        text += ", frame #\(result.frame.sequence), \(result.jpeg.count) bytes → \(output == "-" ? "standard output" : output)"
+        return text
+    }
+
+    private var requestedSize: FrameSize? { size.flatMap(FrameSize.init(parsing:)) }
+}
+
+/// Parses NAME=VALUE pairs given on the command line.
+func parseAssignments(_ items: [String]) throws -> [(name: String, value: String)] {
+    try items.map { item in
+        guard let equals = item.firstIndex(of: "="), equals != item.startIndex else {
+            throw ValidationError("controls are NAME=VALUE, such as brightness=140; got \"\(item)\"")
+        }
+        return (String(item[..<equals]), String(item[item.index(after: equals)...]))
+    }
+}

@@ -1,0 +1,337 @@
+#!/bin/bash
+# End-to-end checks of camctl against the vivid driver. Runs INSIDE the test VM
+# as root (started by scripts/vivid-guest.sh, which loads vivid first).
+#
+#   bash scripts/vivid-cli-checks.sh RESULTS_DIR [REPO_DIR]
+#
+# Prints one PASS/FAIL line per check and closes with "N passed, N failed".
+# Exits non-zero if any check failed. Each camctl run's stdout/stderr and the
+# JPEGs it wrote are kept in RESULTS_DIR/cli/.
+#
+# Environment: CAMCTL (default REPO/.build/debug/camctl), VIVID_DEV
+# (/dev/video0), VIVID_OUT_DEV (/dev/video1).
+set -u
+export LC_ALL=C
+
+RES=${1:?usage: vivid-cli-checks.sh RESULTS_DIR [REPO_DIR]}
+REPO=${2:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+CAMCTL=${CAMCTL:-$REPO/.build/debug/camctl}
+DEV=${VIVID_DEV:-/dev/video0}
+OUTDEV=${VIVID_OUT_DEV:-/dev/video1}
+PY=/usr/bin/python3                 # Debian's python, which has python3-pil
+NOBODY=65534
+VIDEO_GID=$(getent group video | cut -d: -f3)
+VIDEO_GID=${VIDEO_GID:-44}
+
+LOGS=$RES/cli
+mkdir -p "$LOGS"
+# Scratch dir in the guest's own /tmp; world-writable so uid 65534 can write.
+W=$(mktemp -d /tmp/vivid-cli.XXXXXX)
+chmod 1777 "$W"
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); echo "PASS: $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
+info() { echo "      $*"; }
+
+# run NAME TIMEOUT CMD... : runs CMD under `timeout`, stdout -> $LOGS/NAME.out,
+# stderr -> $LOGS/NAME.err; sets RC (124 = timed out) and SECS.
+run() {
+    local name=$1 limit=$2; shift 2
+    local t0=$SECONDS
+    timeout -k 5 "$limit" "$@" >"$LOGS/$name.out" 2>"$LOGS/$name.err" </dev/null
+    RC=$?
+    SECS=$((SECONDS - t0))
+    echo "+ [$name] rc=$RC ${SECS}s: $*" >>"$LOGS/commands.log"
+}
+
+# Shows the first lines of a run's stderr under a FAIL line.
+show_err() {
+    [ -s "$LOGS/$1.err" ] && sed -n '1,6s/^/      stderr: /p' "$LOGS/$1.err"
+    return 0
+}
+
+rc_desc() { if [ "$1" = 124 ] || [ "$1" = 137 ]; then echo "timed out (rc=$1)"; else echo "rc=$1"; fi; }
+
+# jpeg_check FILE W H : prints why FILE is not a decodable WxH JPEG; status 0 if it is.
+jpeg_check() {
+    "$PY" - "$1" "${2:-0}" "${3:-0}" <<'EOF'
+import sys
+from PIL import Image
+path, w, h = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+try:
+    im = Image.open(path)
+    fmt, size = im.format, im.size
+    im.load()                       # decode fully: catches truncated files
+except Exception as e:
+    print(f"not a readable image: {e}")
+    sys.exit(1)
+if fmt != "JPEG":
+    print(f"format is {fmt}, not JPEG"); sys.exit(1)
+if w and size != (w, h):
+    print(f"size is {size[0]}x{size[1]}, not {w}x{h}"); sys.exit(1)
+print(f"JPEG {size[0]}x{size[1]} {im.mode}")
+EOF
+}
+
+# pids that hold DEV open
+holders() {
+    local p f
+    for p in /proc/[0-9]*; do
+        for f in "$p"/fd/*; do
+            [ "$(readlink "$f" 2>/dev/null)" = "$1" ] && { echo "${p#/proc/}"; break; }
+        done
+    done 2>/dev/null
+}
+
+# Waits up to $2 s until DEV can be opened again (vivid re-registers its nodes
+# after a disconnect once the last file handle is closed).
+wait_dev_usable() {
+    local i
+    for ((i = 0; i < $2 * 2; i++)); do
+        v4l2-ctl -d "$1" -D >/dev/null 2>&1 && return 0
+        sleep 0.5
+    done
+    return 1
+}
+
+echo "camctl: $CAMCTL"
+echo "device: $DEV (output device $OUTDEV), video gid $VIDEO_GID, scratch $W"
+if [ ! -x "$CAMCTL" ]; then
+    echo "NOTE: $CAMCTL does not exist or is not executable; every check below will fail"
+fi
+
+# ---------------------------------------------------------------- devices
+run devices 120 "$CAMCTL" devices
+if [ "$RC" != 0 ]; then
+    fail "camctl devices: $(rc_desc $RC)"; show_err devices
+elif ! grep -Eq "(^|[^[:alnum:]/])$DEV([^[:digit:]]|\$)" "$LOGS/devices.out"; then
+    fail "camctl devices: $DEV not listed"; sed 's/^/      stdout: /' "$LOGS/devices.out" | head -10
+elif grep -Eq "(^|[^[:alnum:]/])$OUTDEV([^[:digit:]]|\$)" "$LOGS/devices.out"; then
+    fail "camctl devices: lists the output device $OUTDEV"; sed 's/^/      stdout: /' "$LOGS/devices.out" | head -10
+else
+    pass "camctl devices lists $DEV and not $OUTDEV (${SECS}s)"
+fi
+
+run devices-json 120 "$CAMCTL" devices --json
+if [ "$RC" != 0 ]; then
+    fail "camctl devices --json: $(rc_desc $RC)"; show_err devices-json
+elif why=$("$PY" - "$LOGS/devices-json.out" "$DEV" "$OUTDEV" <<'EOF'
+import json, sys
+path, dev, outdev = sys.argv[1:4]
+try:
+    data = json.load(open(path))
+except Exception as e:
+    print(f"not JSON: {e}"); sys.exit(1)
+if not isinstance(data, list):
+    print(f"top level is {type(data).__name__}, not an array"); sys.exit(1)
+for i, d in enumerate(data):
+    if not isinstance(d, dict):
+        print(f"element {i} is not an object"); sys.exit(1)
+    missing = [k for k in ("path", "card", "driver", "accessible") if k not in d]
+    if missing:
+        print(f"element {i} lacks {missing}"); sys.exit(1)
+    if not isinstance(d["accessible"], bool):
+        print(f"element {i}: accessible is {d['accessible']!r}, not a bool"); sys.exit(1)
+mine = [d for d in data if d["path"] == dev]
+if not mine:
+    print(f"no element with path {dev}"); sys.exit(1)
+if any(d["path"] == outdev for d in data):
+    print(f"lists the output device {outdev}"); sys.exit(1)
+if mine[0]["accessible"] is not True:
+    print(f"{dev}: accessible is {mine[0]['accessible']!r} for root"); sys.exit(1)
+if mine[0]["driver"] != "vivid":
+    print(f"{dev}: driver is {mine[0]['driver']!r}, not 'vivid'"); sys.exit(1)
+print(f"{len(data)} device(s)")
+EOF
+); then
+    pass "camctl devices --json: valid, $DEV accessible=true ($why, ${SECS}s)"
+else
+    fail "camctl devices --json: $why"; head -c 600 "$LOGS/devices-json.out" | sed 's/^/      stdout: /'; echo
+fi
+
+# ---------------------------------------------------------------- snapshot
+rm -f "$W/a.jpg"
+run snapshot-640x480 180 "$CAMCTL" snapshot -d "$DEV" --size 640x480 -o "$W/a.jpg"
+if [ "$RC" != 0 ]; then
+    fail "snapshot --size 640x480: $(rc_desc $RC)"; show_err snapshot-640x480
+elif why=$(jpeg_check "$W/a.jpg" 640 480); then
+    cp "$W/a.jpg" "$LOGS/a.jpg"
+    pass "snapshot --size 640x480: $why (${SECS}s)"
+else
+    fail "snapshot --size 640x480: $why"
+fi
+
+run snapshot-stdout 180 "$CAMCTL" snapshot -d "$DEV" --size 640x480 -o -
+if [ "$RC" != 0 ]; then
+    fail "snapshot -o - : $(rc_desc $RC)"; show_err snapshot-stdout
+elif why=$(jpeg_check "$LOGS/snapshot-stdout.out" 640 480); then
+    pass "snapshot -o - writes the JPEG to stdout: $why (${SECS}s)"
+else
+    fail "snapshot -o - : stdout is not the JPEG: $why"
+fi
+
+# ---------------------------------------------------------------- error exits
+rm -f "$W/x.jpg"
+run snapshot-outdev 120 "$CAMCTL" snapshot -d "$OUTDEV" -o "$W/x.jpg"
+if [ "$RC" != 6 ]; then
+    fail "snapshot -d $OUTDEV (output device): $(rc_desc $RC), want 6"; show_err snapshot-outdev
+elif ! grep -Eiq 'output device|not a (video )?capture|not a camera|cannot capture' "$LOGS/snapshot-outdev.err"; then
+    fail "snapshot -d $OUTDEV: exit 6 but stderr does not say it is an output device / not a camera"
+    show_err snapshot-outdev
+elif [ -e "$W/x.jpg" ]; then
+    fail "snapshot -d $OUTDEV: exit 6 but $W/x.jpg was written"
+else
+    pass "snapshot -d $OUTDEV exits 6: $(head -1 "$LOGS/snapshot-outdev.err")"
+fi
+
+run snapshot-nodev 120 "$CAMCTL" snapshot -d /dev/video99 -o "$W/x.jpg"
+if [ "$RC" = 3 ]; then
+    pass "snapshot -d /dev/video99 exits 3: $(head -1 "$LOGS/snapshot-nodev.err")"
+else
+    fail "snapshot -d /dev/video99: $(rc_desc $RC), want 3"; show_err snapshot-nodev
+fi
+
+# ---------------------------------------------------------------- permissions
+# uid 65534 must be able to reach the binary (every folder on the way needs o+x)
+# and the Swift runtime (/opt/swift/usr/lib/swift/linux, via the binary's RUNPATH).
+if ! setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups test -x "$CAMCTL"; then
+    info "uid $NOBODY cannot execute $CAMCTL:"; namei -l "$CAMCTL" 2>&1 | sed 's/^/      /'
+fi
+rm -f "$W/nobody.jpg"
+run snapshot-nobody 180 setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$CAMCTL" snapshot -d "$DEV" -o "$W/nobody.jpg"
+if [ "$RC" != 4 ]; then
+    fail "snapshot as uid $NOBODY without groups: $(rc_desc $RC), want 4"; show_err snapshot-nobody
+elif ! grep -qw video "$LOGS/snapshot-nobody.err"; then
+    fail "snapshot as uid $NOBODY without groups: exit 4 but stderr does not mention group 'video'"
+    show_err snapshot-nobody
+elif [ -e "$W/nobody.jpg" ]; then
+    fail "snapshot as uid $NOBODY without groups: exit 4 but $W/nobody.jpg exists"
+else
+    pass "snapshot as uid $NOBODY without groups exits 4: $(head -1 "$LOGS/snapshot-nobody.err")"
+fi
+
+rm -f "$W/nobody-video.jpg"
+run snapshot-nobody-video 180 setpriv --reuid=$NOBODY --regid=$NOBODY --groups=$VIDEO_GID "$CAMCTL" snapshot -d "$DEV" -o "$W/nobody-video.jpg"
+if [ "$RC" != 0 ]; then
+    fail "snapshot as uid $NOBODY in group video ($VIDEO_GID): $(rc_desc $RC), want 0"; show_err snapshot-nobody-video
+elif why=$(jpeg_check "$W/nobody-video.jpg"); then
+    pass "snapshot as uid $NOBODY in group video: $why (${SECS}s)"
+else
+    fail "snapshot as uid $NOBODY in group video: exit 0 but $why"
+fi
+
+# ---------------------------------------------------------------- output errors
+mkdir -p "$W/cwd"
+rm -rf /nonexistent-dir 2>/dev/null
+tmp_before=$(ls -A /tmp)
+run snapshot-badout 120 bash -c 'cd "$1" && shift && exec "$@"' _ "$W/cwd" "$CAMCTL" snapshot -d "$DEV" -o /nonexistent-dir/a.jpg
+left=$(ls -A "$W/cwd"; ls -d /nonexistent-dir 2>/dev/null; comm -13 <(echo "$tmp_before") <(ls -A /tmp))
+if [ "$RC" != 8 ]; then
+    fail "snapshot -o /nonexistent-dir/a.jpg: $(rc_desc $RC), want 8"; show_err snapshot-badout
+elif [ -n "$left" ]; then
+    fail "snapshot -o /nonexistent-dir/a.jpg: exit 8 but left behind: $(echo $left)"
+else
+    pass "snapshot -o /nonexistent-dir/a.jpg exits 8, nothing left behind: $(head -1 "$LOGS/snapshot-badout.err")"
+fi
+
+# ---------------------------------------------------------------- controls
+run controls-list 120 "$CAMCTL" controls -d "$DEV"
+if [ "$RC" = 0 ] && grep -qi brightness "$LOGS/controls-list.out"; then
+    pass "camctl controls lists brightness (${SECS}s)"
+else
+    fail "camctl controls -d $DEV: $(rc_desc $RC), output has no 'brightness'"; show_err controls-list
+fi
+run controls-set 120 "$CAMCTL" controls -d "$DEV" brightness=200
+now=$(v4l2-ctl -d "$DEV" -C brightness 2>/dev/null | awk '{print $2}')
+if [ "$RC" = 0 ] && [ "$now" = 200 ]; then
+    pass "camctl controls brightness=200 sets it (v4l2-ctl reads $now)"
+else
+    fail "camctl controls brightness=200: $(rc_desc $RC), v4l2-ctl reads '$now'"; show_err controls-set
+fi
+v4l2-ctl -d "$DEV" -c brightness=128 >/dev/null 2>&1
+
+# ---------------------------------------------------------------- fault injection
+# vivid's button control makes the next VIDIOC_STREAMON fail (once) with EINVAL.
+rm -f "$W/inj.jpg"
+if ! v4l2-ctl -d "$DEV" -c inject_vidioc_streamon_error=1 >"$LOGS/inject.log" 2>&1; then
+    fail "could not set inject_vidioc_streamon_error on $DEV: $(cat "$LOGS/inject.log")"
+else
+    run snapshot-streamon-error 60 "$CAMCTL" snapshot -d "$DEV" -o "$W/inj.jpg"
+    if [ "$RC" = 7 ]; then
+        pass "snapshot with injected STREAMON error exits 7 (${SECS}s): $(head -1 "$LOGS/snapshot-streamon-error.err")"
+    else
+        fail "snapshot with injected STREAMON error: $(rc_desc $RC), want 7"; show_err snapshot-streamon-error
+    fi
+    if [ -e "$W/inj.jpg" ]; then
+        fail "snapshot with injected STREAMON error left $W/inj.jpg behind"
+    fi
+fi
+rm -f "$W/after-inj.jpg"
+why=
+run snapshot-after-inject 180 "$CAMCTL" snapshot -d "$DEV" -o "$W/after-inj.jpg"
+if [ "$RC" = 0 ] && why=$(jpeg_check "$W/after-inj.jpg"); then
+    pass "snapshot after the injected error works again: $why (${SECS}s)"
+else
+    fail "snapshot after the injected error: $(rc_desc $RC) ${why:-}"; show_err snapshot-after-inject
+fi
+
+# ---------------------------------------------------------------- disconnect
+# vivid's "disconnect" button unregisters all its nodes: open() then fails with
+# ENODEV, and a streaming handle gets errors (vb2_queue_error: DQBUF -> EIO,
+# other ioctls -> ENODEV). vivid re-registers the nodes once the LAST open file
+# handle on the instance is closed (so the disconnect must happen while camctl
+# holds the device, or it is undone at once when v4l2-ctl closes).
+rm -f "$W/disc.jpg"
+t0=$SECONDS
+timeout -k 5 90 "$CAMCTL" snapshot -d "$DEV" --skip 50 -o "$W/disc.jpg" \
+    >"$LOGS/snapshot-disconnect.out" 2>"$LOGS/snapshot-disconnect.err" </dev/null &
+bg=$!
+opened=
+for ((i = 0; i < 600; i++)); do           # up to 60 s for camctl to open the device
+    h=$(holders "$DEV")
+    if [ -n "$h" ]; then opened=$h; break; fi
+    kill -0 $bg 2>/dev/null || break
+    sleep 0.1
+done
+if [ -z "$opened" ]; then
+    wait $bg; RC=$?
+    fail "disconnect: camctl never held $DEV open (exited $(rc_desc $RC) after $((SECONDS - t0))s)"
+    show_err snapshot-disconnect
+else
+    sleep "${VIVID_DISCONNECT_DELAY:-1}"  # let it get past setup into streaming
+    v4l2-ctl -d "$DEV" -c disconnect=1 >"$LOGS/disconnect.log" 2>&1
+    drc=$?
+    tdisc=$((SECONDS - t0))
+    wait $bg; RC=$?
+    info "disconnect: camctl (pid $opened) opened $DEV, v4l2-ctl -c disconnect=1 rc=$drc at ${tdisc}s, camctl ended at $((SECONDS - t0))s"
+    if [ "$drc" != 0 ]; then
+        fail "disconnect: v4l2-ctl -c disconnect=1 failed (rc=$drc): $(head -2 "$LOGS/disconnect.log")"
+    elif [ "$RC" = 7 ]; then
+        pass "snapshot during disconnect exits 7 (${tdisc}s to disconnect, $((SECONDS - t0))s total): $(tail -1 "$LOGS/snapshot-disconnect.err")"
+    elif [ "$RC" = 0 ]; then
+        fail "snapshot during disconnect: exit 0 (finished before the disconnect, or ignored it)"
+    else
+        fail "snapshot during disconnect: $(rc_desc $RC), want 7"; show_err snapshot-disconnect
+    fi
+    [ -e "$W/disc.jpg" ] && [ "$RC" != 0 ] && fail "snapshot during disconnect: exit $RC but $W/disc.jpg exists"
+fi
+left=$(holders "$DEV")
+[ -n "$left" ] && info "still holding $DEV: $left ($(cat /proc/$left/cmdline 2>/dev/null | tr '\0' ' '))"
+if wait_dev_usable "$DEV" 30; then
+    rm -f "$W/reconnect.jpg"
+    why=
+    run snapshot-after-disconnect 180 "$CAMCTL" snapshot -d "$DEV" -o "$W/reconnect.jpg"
+    if [ "$RC" = 0 ] && why=$(jpeg_check "$W/reconnect.jpg"); then
+        pass "snapshot after the disconnect (device re-registered) works: $why (${SECS}s)"
+    else
+        fail "snapshot after the disconnect: $(rc_desc $RC) ${why:-}"; show_err snapshot-after-disconnect
+    fi
+else
+    fail "after the disconnect $DEV did not come back within 30 s (all handles closed?)"
+fi
+
+rm -rf "$W"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ] && [ "$passed" -gt 0 ]
