@@ -34,7 +34,7 @@ let package = Package(
             "CV4L2", "VideoCore", .product(name: "SystemPackage", package: "swift-system"),
         ], swiftSettings: strict),
         // Encoder, validation and image operations.
-        .target(name: "JPEG", dependencies: ["CTurboJPEG", "CLibV4LConvert", "VideoCore"],
+        .target(name: "JPEG", dependencies: ["CTurboJPEG", "CLibV4LConvert", "CV4L2", "VideoCore"],
                 swiftSettings: strict),
         // Sources, one-shot capture, photo files.
         .target(name: "CaptureSession", dependencies: [

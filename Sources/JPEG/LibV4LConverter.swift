@@ -1,19 +1,45 @@
 import CLibV4LConvert
+import CV4L2
 import VideoCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// libv4lconvert, for the camera formats camd does not convert itself
 /// (Bayer, RGB565, 16-bit grey...): it turns them into packed RGB24.
 final class LibV4LConverter {
     private let data: OpaquePointer
+    private let operations: UnsafeMutablePointer<libv4l_dev_ops>
     private var output: [UInt8] = []
 
     init?() {
-        // No device behind it: only the pure conversion functions are used.
-        guard let data = v4lconvert_create(-1) else { return nil }
+        // libv4lconvert wants a device to query; camd gives it none, only frames.
+        // These device operations describe a plain capture device and refuse
+        // everything else, so only the pure conversion functions run.
+        operations = .allocate(capacity: 1)
+        operations.initialize(to: libv4l_dev_ops())
+        operations.pointee.ioctl = { _, _, request, argument in
+            guard request == CV4L2_VIDIOC_QUERYCAP, let argument else {
+                errno = ENOTTY
+                return -1
+            }
+            var capability = v4l2_capability()
+            capability.capabilities = UInt32(V4L2_CAP_VIDEO_CAPTURE | V4L2_CAP_STREAMING)
+            capability.device_caps = capability.capabilities
+            argument.assumingMemoryBound(to: v4l2_capability.self).pointee = capability
+            return 0
+        }
+        guard let data = v4lconvert_create_with_dev_ops(-1, nil, operations) else {
+            operations.deallocate()
+            return nil
+        }
         self.data = data
     }
 
-    deinit { v4lconvert_destroy(data) }
+    deinit {
+        v4lconvert_destroy(data)
+        operations.deallocate()
+    }
 
     /// Converts one frame to RGB24 and lends the result to `body`; returns nil when
     /// libv4lconvert cannot convert this format.

@@ -1,0 +1,70 @@
+@testable import CaptureSession
+import Foundation
+import JPEG
+import Testing
+import V4L2
+import VideoCore
+
+@Suite struct AtomicFileTests {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("camd-atomic-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+
+    func leftovers() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix(AtomicFile.temporaryPrefix) }
+    }
+
+    @Test func writesWholeFilesAndReplaces() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/a.jpg"
+        try AtomicFile.write([1, 2, 3], to: path)
+        try AtomicFile.write([4, 5], to: path)
+        #expect(FileManager.default.contents(atPath: path) == Data([4, 5]))
+        #expect(leftovers().isEmpty)
+    }
+
+    @Test func aMissingFolderIsNamed() {
+        do {
+            try AtomicFile.write([1], to: folder + "/missing/a.jpg")
+            Issue.record("wrote into a missing folder")
+        } catch {
+            #expect(error.kind == .missingFolder)
+            #expect(error.description.contains("/missing/a.jpg"))
+        }
+    }
+
+    @Test func aFailedRenameLeavesNothing() throws {
+        try FileManager.default.createDirectory(atPath: folder + "/taken", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // The target is a non-empty folder: the rename fails after the data was written.
+        _ = FileManager.default.createFile(atPath: folder + "/taken/x", contents: Data())
+        #expect(throws: OutputError.self) { try AtomicFile.write([1, 2, 3], to: folder + "/taken") }
+        #expect(leftovers().isEmpty)
+    }
+}
+
+@Suite struct SyntheticSnapshotTests {
+    @Test func theSyntheticSourceIsLabelledAndGivesCorrectBars() throws {
+        var options = Snapshot.Options(device: FrameSources.syntheticName)
+        options.request = CaptureRequest(size: FrameSize(width: 640, height: 480), fps: 120)
+        options.skip = 2
+        let result = try Snapshot.take(options)
+        #expect(result.source.contains("synthetic"))
+        #expect(result.skipped == 2)
+        let (size, rgb) = try JPEGDecoder().decodeRGB(result.jpeg)
+        #expect(size == FrameSize(width: 640, height: 480))
+        let y = size.height / 2
+        let black = (y * size.width + size.width * 15 / 16) * 3
+        let white = (y * size.width + size.width / 16) * 3
+        #expect(rgb[black] <= 2 && rgb[black + 1] <= 2)
+        #expect(abs(Int(rgb[white]) - 191) <= 3)
+    }
+
+    @Test func theSyntheticSourceRefusesOtherFormats() {
+        var options = Snapshot.Options(device: FrameSources.syntheticName)
+        options.request = CaptureRequest(format: .nv12)
+        do { _ = try Snapshot.take(options); Issue.record("accepted NV12") } catch {
+            guard case .device(let error) = error else { Issue.record("wrong failure"); return }
+            #expect(error.kind == .unsupported)
+        }
+    }
+}
