@@ -1,0 +1,167 @@
+import CaptureSession
+import JPEG
+import Testing
+import V4L2
+import VideoCore
+
+/// Capture against vivid, the kernel's virtual camera: one device, so one test at a time.
+@Suite("vivid", .serialized, .enabled(if: vividEnabled, "needs vivid: run scripts/test-vivid"))
+struct VividCaptureTests {
+    @Test func discoveryListsTheCaptureNodeOnly() throws {
+        let cameras = DeviceDiscovery.cameras()
+        #expect(cameras.contains { $0.path == Vivid.capture })
+        #expect(!cameras.contains { $0.path == Vivid.output }, "video1 is vivid's output device, not a camera")
+        let vivid = try #require(cameras.first { $0.path == Vivid.capture })
+        #expect(vivid.info?.driver == "vivid")
+        #expect(vivid.access?.allowed == true)
+        #expect(try DeviceDiscovery.resolve(nil) == Vivid.capture)
+        #expect(try DeviceDiscovery.resolve("vivid") == Vivid.capture)
+        #expect(try DeviceDiscovery.resolve("video0") == Vivid.capture)
+        #expect(try DeviceDiscovery.resolve("0") == Vivid.capture)
+    }
+
+    @Test func theOutputNodeIsRefusedByName() {
+        do {
+            _ = try VideoDevice(path: Vivid.output)
+            Issue.record("opened vivid's output node as a camera")
+        } catch {
+            #expect(error.kind == .notACamera)
+            #expect(error.message.contains("/dev/video1"))
+            #expect(error.message.contains("is a video output device, not a camera"))
+        }
+    }
+
+    @Test func formatsAndSizesAreEnumerated() throws {
+        let device = try VideoDevice(path: Vivid.capture)
+        let formats = try device.formats()
+        for wanted: PixelFormat in [.yuyv, .nv12, .rgb24, .grey] {
+            #expect(formats.contains { $0.format == wanted }, "vivid offers \(wanted)")
+        }
+        #expect(!formats.contains { $0.format.isJPEG }, "vivid has no MJPEG")
+        let yuyv = try #require(formats.first { $0.format == .yuyv })
+        #expect(yuyv.sizes.largest == FrameSize(width: 3840, height: 2160))
+    }
+
+    @Test(arguments: [FrameSize(width: 640, height: 480), FrameSize(width: 1280, height: 720), FrameSize(width: 1920, height: 1080)])
+    func yuyvSnapshotsHaveTheRightSizeAndColours(size: FrameSize) throws {
+        let result = try Vivid.snapshot(format: .yuyv, size: size, fps: nil, skip: 1)
+        #expect(result.configuration.layout.format == .yuyv)
+        #expect(result.configuration.layout.range == .limited, "vivid's YUYV is limited range")
+        let (decoded, colours) = try Vivid.barColours(result.jpeg)
+        #expect(decoded == size)
+        Vivid.expectBars(colours)
+        #expect(colours[7].0 <= 4, "black decodes to about 0, not 16")
+        #expect(abs(colours[0].0 - 191) <= 4, "the 75% bar decodes to about 191, not 180")
+    }
+
+    @Test(arguments: [PixelFormat.nv12, .yuv420, .uyvy, .rgb24, .bgr24])
+    func otherFormatsGiveTheSameColours(format: PixelFormat) throws {
+        let result = try Vivid.snapshot(format: format, size: FrameSize(width: 640, height: 480))
+        #expect(result.configuration.layout.format == format)
+        let (size, colours) = try Vivid.barColours(result.jpeg)
+        #expect(size == FrameSize(width: 640, height: 480))
+        Vivid.expectBars(colours)
+    }
+
+    @Test func greyIsEncodedAsLuma() throws {
+        let result = try Vivid.snapshot(format: .grey, size: FrameSize(width: 640, height: 480))
+        let header = try JPEGDecoder().header(result.jpeg)
+        #expect(header.subsampling == .gray)
+        let (_, colours) = try Vivid.barColours(result.jpeg)
+        Vivid.expectBars(colours, grey: true)
+    }
+
+    @Test func aSizeVividDoesNotOfferGetsTheNearest() throws {
+        let result = try Vivid.snapshot(format: .yuyv, size: FrameSize(width: 1280, height: 700))
+        #expect(result.configuration.layout.size == FrameSize(width: 1280, height: 720))
+        #expect(try JPEGDecoder().header(result.jpeg).size == FrameSize(width: 1280, height: 720))
+    }
+
+    @Test func frameRateIsSetWithSParm() throws {
+        let source = try V4L2Source(path: Vivid.capture, request: CaptureRequest(format: .yuyv, size: FrameSize(width: 640, height: 480), fps: 25))
+        defer { source.stop() }
+        #expect(source.configuration.interval == FrameInterval(numerator: 1, denominator: 25))
+        // Measure from the driver's own sequence numbers and timestamps.
+        var frames: [Frame] = []
+        for _ in 0..<30 { frames.append(try source.nextFrame(timeout: .seconds(10))) }
+        let first = frames[5], last = frames[frames.count - 1]  // after start-up
+        let measured = Double(last.sequence - first.sequence) / (last.monotonicTime - first.monotonicTime)
+        #expect(abs(measured - 25) < 3, "measured \(measured) fps")
+    }
+
+    @Test func brightnessChangesTheImage() throws {
+        defer { try? Vivid.setControl("brightness", "128") }
+        let normal = try Vivid.meanLevel(Vivid.snapshot(size: FrameSize(width: 640, height: 480), controls: [("brightness", "128")]).jpeg)
+        let bright = try Vivid.meanLevel(Vivid.snapshot(size: FrameSize(width: 640, height: 480), controls: [("brightness", "220")]).jpeg)
+        #expect(bright > normal + 20, "mean level \(normal) → \(bright)")
+    }
+
+    @Test func controlsAreListedAndRangeChecked() throws {
+        let device = try VideoDevice(path: Vivid.capture)
+        let controls = try device.controls()
+        let brightness = try #require(controls.first { $0.name == "brightness" })
+        #expect(brightness.kind == .integer)
+        #expect(brightness.minimum == 0 && brightness.maximum == 255)
+        for name in ["disconnect", "inject_vidioc_streamon_error", "inject_fatal_streaming_error"] {
+            #expect(controls.contains { $0.name == name }, "vivid has \(name)")
+        }
+        do {
+            try device.setControls([("brightness", "300")])
+            Issue.record("brightness=300 accepted")
+        } catch {
+            #expect(error.kind == .invalidArgument)
+            #expect(error.message == "brightness must be between 0 and 255; got 300")
+        }
+    }
+
+    @Test func aStreamOnErrorIsAnErrorNotAHang() throws {
+        try Vivid.setControl("inject_vidioc_streamon_error")
+        let started = ContinuousClock.now
+        do {
+            _ = try Vivid.snapshot(size: FrameSize(width: 640, height: 480))
+            Issue.record("a snapshot succeeded although STREAMON was made to fail")
+        } catch {
+            guard case Snapshot.Failure.device(let deviceError)? = error as? Snapshot.Failure else { Issue.record("wrong failure: \(error)"); return }
+            #expect(deviceError.message.contains("STREAMON"))
+        }
+        #expect(ContinuousClock.now - started < .seconds(20))
+        // The fault is one-shot: the next snapshot works.
+        #expect(try JPEGDecoder().header(Vivid.snapshot(size: FrameSize(width: 640, height: 480)).jpeg).size.width == 640)
+    }
+
+    @Test func aFatalStreamingErrorEndsTheStream() throws {
+        let source = try V4L2Source(path: Vivid.capture, request: CaptureRequest(format: .yuyv, size: FrameSize(width: 640, height: 480), fps: 25))
+        defer { source.stop() }
+        _ = try source.nextFrame(timeout: .seconds(10))
+        try Vivid.setControl("inject_fatal_streaming_error")
+        let started = ContinuousClock.now
+        var failure: DeviceError?
+        for _ in 0..<50 {
+            do { _ = try source.nextFrame(timeout: .seconds(5)) } catch { failure = error; break }
+        }
+        let error = try #require(failure, "frames kept coming after a fatal streaming error")
+        #expect(error.kind == .streamFailed || error.kind == .disconnected, "\(error)")
+        #expect(ContinuousClock.now - started < .seconds(15))
+    }
+
+    @Test func aDisconnectWhileStreamingIsReportedAndTheCameraComesBack() throws {
+        do {
+            let source = try V4L2Source(path: Vivid.capture, request: CaptureRequest(format: .yuyv, size: FrameSize(width: 640, height: 480), fps: 25))
+            defer { source.stop() }
+            _ = try source.nextFrame(timeout: .seconds(10))
+            try Vivid.setControl("disconnect")
+            let started = ContinuousClock.now
+            do {
+                for _ in 0..<50 { _ = try source.nextFrame(timeout: .seconds(5)) }
+                Issue.record("frames kept coming after a disconnect")
+            } catch {
+                #expect(error.kind == .disconnected, "\(error)")
+                #expect(error.message.contains("disconnected"))
+            }
+            #expect(ContinuousClock.now - started < .seconds(10))
+        }
+        // Every descriptor is closed now; vivid brings the node back.
+        #expect(Vivid.waitUntilBack(), "/dev/video0 did not come back after the disconnect")
+        #expect(try JPEGDecoder().header(Vivid.snapshot(size: FrameSize(width: 640, height: 480)).jpeg).size.width == 640)
+    }
+}
