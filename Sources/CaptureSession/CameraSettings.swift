@@ -1,0 +1,81 @@
+import V4L2
+import VideoCore
+
+/// How one camera should run: what the config file's `[[camera]]` table and
+/// `POST /v1/cameras/{id}/configure` describe. Separate from runtime state.
+public struct CameraSettings: Sendable, Hashable {
+    /// The camera's name in the API and in photo names: letters, digits, '-' and '_'.
+    public var id: String
+    /// A camera selector (see `DeviceDiscovery.resolve`); nil means the first camera.
+    public var device: String?
+    public var format: PixelFormat?
+    public var size: FrameSize?
+    public var fps: Double?
+    public var quality: Int
+    /// Controls set whenever the device is opened, by v4l2-ctl name.
+    public var controls: [String: String]
+    /// Start capturing when the daemon starts; otherwise only on demand.
+    public var autostart: Bool
+    /// After a snapshot started an idle camera, stop it again after this long without use.
+    public var idleStopSeconds: Double
+    public var photos: PhotoSettings
+
+    public init(id: String, device: String? = nil, format: PixelFormat? = nil, size: FrameSize? = nil, fps: Double? = nil,
+                quality: Int = 85, controls: [String: String] = [:], autostart: Bool = true, idleStopSeconds: Double = 30,
+                photos: PhotoSettings = PhotoSettings()) {
+        self.id = id
+        self.device = device
+        self.format = format
+        self.size = size
+        self.fps = fps
+        self.quality = quality
+        self.controls = controls
+        self.autostart = autostart
+        self.idleStopSeconds = idleStopSeconds
+        self.photos = photos
+    }
+
+    /// What to ask the device for.
+    public var request: CaptureRequest { CaptureRequest(format: format, size: size, fps: fps) }
+
+    /// Whether `id` may name a camera: it appears in URLs and file names.
+    public static func isValidID(_ id: String) -> Bool {
+        !id.isEmpty && id.count <= 64 && id.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F
+        }
+    }
+
+    /// An id made from a stable device name: "usb-046d_HD_Pro_Webcam_C920_1234-video-index0" → "usb-046d_HD_Pro_Webcam_C920_1234".
+    public static func id(fromStableName name: String) -> String {
+        var base = String(name.split(separator: "/").last ?? Substring(name))
+        let suffix = "-video-index0"
+        if base.hasSuffix(suffix) { base.removeLast(suffix.count) }
+        let cleaned = String(base.map { c in c.isASCII && (c.isLetter || c.isNumber || c == "-" || c == "_") ? c : "_" }.prefix(64))
+        return cleaned.isEmpty ? "camera" : cleaned
+    }
+}
+
+/// What the photo output does for one camera: timelapse and retention.
+public struct PhotoSettings: Sendable, Hashable {
+    /// Save a photo every this many seconds while the camera runs; nil for none.
+    public var intervalSeconds: Double?
+    /// File name pattern: {camera}, {date} (YYYYMMDD), {time} (HHMMSS), {ms} (milliseconds), {seq} (6 digits).
+    public var namePattern: String
+    /// Keep at most this many photos of this camera (oldest deleted first).
+    public var keepCount: Int?
+    /// Keep at most this many bytes of this camera's photos.
+    public var keepBytes: Int64?
+    /// Delete this camera's photos older than this.
+    public var keepSeconds: Double?
+
+    public static let defaultPattern = "{camera}-{date}-{time}-{ms}-{seq}.jpg"
+
+    public init(intervalSeconds: Double? = nil, namePattern: String = PhotoSettings.defaultPattern,
+                keepCount: Int? = nil, keepBytes: Int64? = nil, keepSeconds: Double? = nil) {
+        self.intervalSeconds = intervalSeconds
+        self.namePattern = namePattern
+        self.keepCount = keepCount
+        self.keepBytes = keepBytes
+        self.keepSeconds = keepSeconds
+    }
+}
