@@ -8,7 +8,7 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "camd",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "camd", targets: ["camd"]),
         .executable(name: "camctl", targets: ["camctl"]),
@@ -16,6 +16,12 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // C shims and system libraries: no logic, only what Swift cannot import.
@@ -36,18 +42,38 @@ let package = Package(
         // Encoder, validation and image operations.
         .target(name: "JPEG", dependencies: ["CTurboJPEG", "CLibV4LConvert", "CV4L2", "VideoCore"],
                 swiftSettings: strict),
-        // Sources, one-shot capture, photo files.
+        // Capture-session actors, frame fan-out, photo output; one-shot snapshots.
         .target(name: "CaptureSession", dependencies: [
-            "V4L2", "JPEG", "VideoCore", .product(name: "SystemPackage", package: "swift-system"),
-        ],
-                swiftSettings: strict),
+            "V4L2", "JPEG", "VideoCore",
+            .product(name: "SystemPackage", package: "swift-system"),
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
+        // The HTTP/1.1 control API (server routes).
+        .target(name: "ControlAPI", dependencies: [
+            "CaptureSession", "V4L2", "JPEG", "VideoCore",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
+        // A small HTTP/1.1 client on the Unix socket, for camctl.
+        .target(name: "Client", dependencies: ["VideoCore"], swiftSettings: strict),
+        // The daemon's wiring that tests reach: configuration, systemd, services.
+        .target(name: "Daemon", dependencies: [
+            "CaptureSession", "ControlAPI", "V4L2", "CSystemd",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "TOMLKit", package: "TOMLKit"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ], swiftSettings: strict),
 
         .executableTarget(name: "camctl", dependencies: [
-            "CaptureSession", "V4L2", "JPEG", "VideoCore",
+            "CaptureSession", "Client", "V4L2", "JPEG", "VideoCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
         .executableTarget(name: "camd", dependencies: [
-            "CaptureSession", "V4L2", "JPEG", "VideoCore",
+            "Daemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
 
@@ -55,6 +81,11 @@ let package = Package(
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CV4L2"], swiftSettings: strict),
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "CTurboJPEG"], swiftSettings: strict),
         .testTarget(name: "CaptureSessionTests", dependencies: ["CaptureSession"], swiftSettings: strict),
+        .testTarget(name: "ControlAPITests", dependencies: [
+            "ControlAPI", "CaptureSession", .product(name: "HummingbirdTesting", package: "hummingbird"),
+        ], swiftSettings: strict),
+        .testTarget(name: "ClientTests", dependencies: ["Client"], swiftSettings: strict),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon"], swiftSettings: strict),
         // Runs only inside the vivid VM (CAMD_TEST_VIVID=1); see scripts/test-vivid.
         .testTarget(name: "VividTests", dependencies: ["CaptureSession", "V4L2", "JPEG"],
                     swiftSettings: strict),

@@ -11,6 +11,8 @@ public protocol FrameSource: AnyObject {
     var configuration: CaptureConfiguration { get }
     /// Waits for the freshest good frame; throws `DeviceError` on failure or after `timeout`.
     func nextFrame(timeout: Duration) throws(DeviceError) -> Frame
+    /// Frames the device sent broken or never sent (sequence gaps), since streaming began.
+    var droppedFrames: Int { get }
     /// Stops streaming and releases the device.
     func stop()
 }
@@ -48,6 +50,8 @@ public final class V4L2Source: FrameSource {
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
         try stream.nextFrame(timeout: timeout)
     }
+
+    public var droppedFrames: Int { stream.statistics.broken + stream.statistics.lost }
 
     public func stop() { stream.stop() }
 }

@@ -95,6 +95,8 @@ public final class SyntheticSource: FrameSource {
         }
     }
 
+    public var droppedFrames: Int { 0 }
+
     public func stop() {}
 }
 

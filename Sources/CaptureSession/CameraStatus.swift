@@ -1,0 +1,47 @@
+import VideoCore
+
+/// Where a capture session is in its life.
+public enum SessionState: String, Sendable, Codable {
+    case idle
+    case starting
+    case running
+    case stopping
+    /// The device is gone or failing; the session reopens it when it is back.
+    case waitingForDevice = "waiting-for-device"
+    /// Stopped for a reason retrying will not fix; `reason` says which.
+    case failed
+}
+
+/// A camera's state and counters, for status and metrics.
+public struct CameraStatus: Sendable, Codable {
+    public var id: String
+    public var state: SessionState
+    /// Why the session is waiting or failed.
+    public var reason: String?
+    /// The selector from the settings ("/dev/v4l/by-id/...", nil for the first camera).
+    public var device: String?
+    /// What is open now ("/dev/video0 (vivid)").
+    public var source: String?
+    public var card: String?
+    public var format: String?
+    public var size: String?
+    public var requestedSize: String?
+    public var requestedFPS: Double?
+    /// The rate the device agreed to.
+    public var configuredFPS: Double?
+    /// The rate frames actually arrive at.
+    public var measuredFPS: Double
+    public var quality: Int
+    public var framesCaptured: Int
+    public var framesEncoded: Int
+    /// Frames the device flagged broken, never delivered, or that failed to encode.
+    public var framesDropped: Int
+    /// Device errors since the daemon started (disconnects, stream failures, stalls).
+    public var errors: Int
+    public var lastError: String?
+    public var streamClients: Int
+    /// Started by a snapshot or stream request; stops again when unused.
+    public var startedOnDemand: Bool
+    /// Mean encode time over recent frames, milliseconds.
+    public var encodeMilliseconds: Double?
+}

@@ -1,0 +1,336 @@
+import Foundation
+import Logging
+import V4L2
+import VideoCore
+
+/// One camera: configures, starts and stops it, and hands its frames out.
+///
+/// Device work runs on the session's capture thread (`CaptureWorker`) and
+/// encoding on its encoder thread; the actor only keeps state, so status and
+/// other cameras answer at once while this camera is slow or gone.
+public actor CaptureSession {
+    public nonisolated let id: String
+    public private(set) var settings: CameraSettings
+    public private(set) var state: SessionState = .idle
+    private var reason: String?
+    private let hub = FrameHub()
+    private let logger: Logger
+    private var worker: CaptureWorker?
+    private var source: String?
+    private var card: String?
+    private var configuration: CaptureConfiguration?
+    private var errors = 0
+    private var lastError: String?
+    private var startedOnDemand = false
+    private var lastUse = ContinuousClock.now
+    private var idleWatch: Task<Void, Never>?
+    private var settleWaiters: [CheckedContinuation<Void, Never>] = []
+    private var stopWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Warm-up frames skipped when a snapshot had to start the camera.
+    public static let warmUpFrames = 3
+
+    public init(settings: CameraSettings, logger: Logger = Logger(label: "camd.camera")) {
+        self.id = settings.id
+        self.settings = settings
+        var logger = logger
+        logger[metadataKey: "camera"] = .string(settings.id)
+        self.logger = logger
+    }
+
+    // MARK: life cycle
+
+    /// Starts capturing; returns once the device is streaming, has failed, or is being
+    /// waited for (at most `settleTimeout`). Starting a running camera does nothing.
+    @discardableResult
+    public func start(onDemand: Bool = false, settleTimeout: Duration = .seconds(10)) async -> CameraStatus {
+        if worker != nil {
+            if !onDemand { startedOnDemand = false }
+            return status()
+        }
+        state = .starting
+        reason = nil
+        startedOnDemand = onDemand
+        lastUse = .now
+        let epoch = hub.reopen()
+        let (events, sink) = AsyncStream.makeStream(of: CaptureEvent.self)
+        let worker = CaptureWorker(settings: settings, hub: hub) { sink.yield($0) }
+        self.worker = worker
+        EncoderWorker(id: id, hub: hub, quality: settings.quality, epoch: epoch).start()
+        worker.start()
+        Task { [weak self] in
+            for await event in events {
+                await self?.handle(event, from: worker)
+                if case .stopped = event { sink.finish() }
+            }
+        }
+        if onDemand { watchIdle() }
+        logger.info("starting \(settings.device ?? "the first camera")")
+        await waitUntilSettled(timeout: settleTimeout)
+        return status()
+    }
+
+    /// Stops capturing and releases the device; returns once it is closed, so
+    /// another program can open it right away.
+    @discardableResult
+    public func stop() async -> CameraStatus {
+        guard let worker else { return status() }
+        state = .stopping
+        idleWatch?.cancel()
+        idleWatch = nil
+        worker.requestStop()
+        hub.close()
+        await withCheckedContinuation { stopWaiters.append($0) }
+        return status()
+    }
+
+    /// Replaces the settings; a running camera restarts with them (stream clients stay connected).
+    public func configure(_ new: CameraSettings) async throws(SessionError) -> CameraStatus {
+        guard new.id == id else { throw .invalidSettings("a camera's id cannot change (\(id) → \(new.id))") }
+        guard (1...100).contains(new.quality) else { throw .invalidSettings("quality must be from 1 to 100; got \(new.quality)") }
+        let wasActive = worker != nil
+        let onDemand = startedOnDemand
+        settings = new
+        guard wasActive else { return status() }
+        logger.info("reconfiguring: \(describe(new))")
+        let subscribers = hub.subscriberCount
+        await restartKeepingStreams(onDemand: onDemand, hadSubscribers: subscribers > 0)
+        return status()
+    }
+
+    private func restartKeepingStreams(onDemand: Bool, hadSubscribers: Bool) async {
+        guard let worker else { return }
+        state = .stopping
+        worker.requestStop()
+        await withCheckedContinuation { stopWaiters.append($0) }
+        _ = await start(onDemand: onDemand)
+    }
+
+    // MARK: frames
+
+    /// The newest frame as JPEG, captured no longer than `maxAge` seconds before the
+    /// request (default: one frame interval; 0: captured after the request). A camera
+    /// that is not running is started for it, and stopped again after it idles.
+    public func snapshot(maxAge: Double? = nil, timeout: Duration? = nil) async throws(SessionError) -> EncodedFrame {
+        lastUse = .now
+        try await ensureRunning()
+        let interval = frameInterval
+        let age = maxAge ?? interval
+        let wait = timeout ?? .milliseconds(Int64(max(3, 10 * interval) * 1000))
+        do {
+            return try await hub.frame(notBefore: Self.monotonicNow() - age, timeout: wait)
+        } catch let error as SessionError {
+            throw error
+        } catch {
+            throw .shuttingDown
+        }
+    }
+
+    /// A live feed of encoded frames for one client; ends when the camera is stopped.
+    public func subscribe() async throws(SessionError) -> AsyncStream<EncodedFrame> {
+        lastUse = .now
+        try await ensureRunning()
+        return hub.subscribe()
+    }
+
+    private func ensureRunning() async throws(SessionError) {
+        switch state {
+        case .failed: throw .failed(reason ?? "the camera failed")
+        case .waitingForDevice: throw .waitingForDevice(reason ?? "waiting for the device")
+        case .stopping: throw .shuttingDown
+        case .running: return
+        case .idle, .starting:
+            let wasIdle = worker == nil
+            _ = await start(onDemand: wasIdle)
+            switch state {
+            case .running:
+                if wasIdle { try await skipWarmUp() }
+            case .failed: throw .failed(reason ?? "the camera failed")
+            case .waitingForDevice: throw .waitingForDevice(reason ?? "waiting for the device")
+            default: throw .timeout("the camera did not start in time")
+            }
+        }
+    }
+
+    /// Frames right after STREAMON are often dark or half-exposed: let a few go by.
+    private func skipWarmUp() async throws(SessionError) {
+        var notBefore = Self.monotonicNow()
+        for _ in 0..<Self.warmUpFrames {
+            do {
+                let frame = try await hub.frame(notBefore: notBefore, timeout: .seconds(max(3, 10 * frameInterval)))
+                notBefore = frame.monotonicTime + 0.000_001
+            } catch let error as SessionError {
+                throw error
+            } catch {
+                throw .shuttingDown
+            }
+        }
+    }
+
+    private var frameInterval: Double {
+        if let seconds = configuration?.interval?.seconds, seconds > 0 { return seconds }
+        let fps = hub.snapshot.measuredFPS
+        return fps > 0 ? 1 / fps : 0.2
+    }
+
+    // MARK: controls
+
+    /// The camera's controls, read on the capture thread when running or from a briefly opened device.
+    public func controls() async throws(SessionError) -> [DeviceControl] {
+        try await onDevice { (device) throws(DeviceError) in try device.controls() }
+    }
+
+    /// Sets controls; they are also kept in the settings so they survive a reconnect.
+    public func setControls(_ assignments: [(name: String, value: String)]) async throws(SessionError) -> [DeviceControl] {
+        let changed = try await onDevice { (device) throws(DeviceError) in try device.setControls(assignments) }
+        for control in changed where control.kind != .button {
+            settings.controls[control.name] = control.value.map(String.init) ?? settings.controls[control.name]
+        }
+        return changed
+    }
+
+    private func onDevice<T: Sendable>(_ work: @escaping @Sendable (VideoDevice) throws(DeviceError) -> T) async throws(SessionError) -> T {
+        let outcome: Result<T, DeviceError>
+        if state == .running, let worker, settings.device != FrameSources.syntheticName {
+            outcome = await withCheckedContinuation { continuation in
+                worker.perform { source in
+                    guard let camera = source as? V4L2Source else {
+                        continuation.resume(returning: .failure(DeviceError(.unsupported, path: source.name, "\(source.name) has no controls")))
+                        return
+                    }
+                    continuation.resume(returning: Self.capture { () throws(DeviceError) in try work(camera.device) })
+                }
+            }
+        } else if settings.device == FrameSources.syntheticName {
+            throw .invalidSettings("the synthetic test source has no controls")
+        } else {
+            let selector = settings.device
+            let result = try? await BlockingIO.run { () -> Result<T, DeviceError> in
+                Self.capture { () throws(DeviceError) in try work(try VideoDevice(path: try DeviceDiscovery.resolve(selector))) }
+            }
+            outcome = result ?? .failure(DeviceError(.streamFailed, path: selector ?? "", "the device could not be reached"))
+        }
+        switch outcome {
+        case .success(let value): return value
+        case .failure(let error) where error.kind == .invalidArgument: throw .invalidSettings(error.message)
+        case .failure(let error) where error.kind == .disconnected || error.kind == .noSuchDevice: throw .waitingForDevice(error.message)
+        case .failure(let error): throw .failed(error.message)
+        }
+    }
+
+    private static func capture<T>(_ body: () throws(DeviceError) -> T) -> Result<T, DeviceError> {
+        do { return .success(try body()) } catch { return .failure(error) }
+    }
+
+    // MARK: status
+
+    public func status() -> CameraStatus {
+        let counters = hub.snapshot
+        let encode = counters.encodeSeconds.isEmpty ? nil
+            : counters.encodeSeconds.reduce(0, +) / Double(counters.encodeSeconds.count) * 1000
+        return CameraStatus(
+            id: id, state: state, reason: reason, device: settings.device, source: source, card: card,
+            format: configuration?.layout.format.description, size: configuration?.layout.size.description,
+            requestedSize: settings.size?.description, requestedFPS: settings.fps,
+            configuredFPS: configuration?.interval?.fps, measuredFPS: (counters.measuredFPS * 10).rounded() / 10,
+            quality: settings.quality, framesCaptured: counters.framesCaptured, framesEncoded: counters.framesEncoded,
+            framesDropped: counters.brokenFrames + deviceDrops, errors: errors, lastError: lastError,
+            streamClients: hub.subscriberCount, startedOnDemand: startedOnDemand, encodeMilliseconds: encode)
+    }
+
+    private var deviceDrops = 0
+
+    // MARK: events from the capture thread
+
+    private func handle(_ event: CaptureEvent, from sender: CaptureWorker) {
+        guard sender === worker else { return }
+        switch event {
+        case .running(let name, let cardName, let configuration):
+            self.state = sender.isStopping ? .stopping : .running
+            self.reason = nil
+            self.source = name
+            self.card = cardName
+            self.configuration = configuration
+            logger.info("streaming \(name): \(configuration.layout)\(configuration.interval.map { " at \($0)" } ?? "")")
+            settle()
+        case .lost(let error, let retryIn):
+            guard !sender.isStopping else { break }
+            errors += 1
+            lastError = error.message
+            state = .waitingForDevice
+            reason = error.message
+            logger.warning("\(error.message); retrying in \(retryIn) s")
+            settle()
+        case .failed(let error):
+            errors += 1
+            lastError = error.message
+            state = .failed
+            reason = error.message
+            logger.error("\(error.message)")
+            hub.deviceLost(.failed(error.message))
+            worker = nil
+            settle()
+            finishStop()
+        case .stopped:
+            worker = nil
+            if state != .failed { state = .idle }
+            source = nil
+            configuration = nil
+            logger.info("stopped; device released")
+            settle()
+            finishStop()
+        }
+    }
+
+    private func settle() {
+        let waiting = settleWaiters
+        settleWaiters.removeAll()
+        for continuation in waiting { continuation.resume() }
+    }
+
+    private func finishStop() {
+        let waiting = stopWaiters
+        stopWaiters.removeAll()
+        for continuation in waiting { continuation.resume() }
+    }
+
+    private func waitUntilSettled(timeout: Duration) async {
+        guard state == .starting else { return }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.settle()
+        }
+        await withCheckedContinuation { settleWaiters.append($0) }
+        timer.cancel()
+    }
+
+    /// Stops a camera that a request started, once nobody has used it for `idleStopSeconds`.
+    private func watchIdle() {
+        idleWatch?.cancel()
+        idleWatch = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                guard let self, await self.isIdleLongEnough() else { continue }
+                await self.stop()
+                return
+            }
+        }
+    }
+
+    private func isIdleLongEnough() -> Bool {
+        guard startedOnDemand, worker != nil else { return false }
+        if hub.subscriberCount > 0 { lastUse = .now; return false }
+        return ContinuousClock.now - lastUse > .seconds(settings.idleStopSeconds)
+    }
+
+    private func describe(_ s: CameraSettings) -> String {
+        [s.format.map { "\($0)" }, s.size.map { "\($0)" }, s.fps.map { "\($0) fps" }, "quality \(s.quality)"]
+            .compactMap { $0 }.joined(separator: ", ")
+    }
+
+    static func monotonicNow() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Synchronization
+import V4L2
+import VideoCore
+
+/// What the capture thread reports to its session.
+enum CaptureEvent: Sendable {
+    /// The device is open and streaming.
+    case running(source: String, card: String, configuration: CaptureConfiguration)
+    /// The device could not be opened or stopped working; the worker retries after `retryIn`.
+    case lost(DeviceError, retryIn: Double)
+    /// A failure retrying will not fix without a change (not a camera, format not offered).
+    case failed(DeviceError)
+    /// The thread has released the device and ended.
+    case stopped
+}
+
+/// The dedicated thread that owns one camera: opens and configures it, runs the
+/// poll/DQBUF loop, and on any device error closes it and reopens it with backoff.
+/// All blocking device work happens here, never on the session actor.
+final class CaptureWorker: Sendable {
+    let settings: CameraSettings
+    private let hub: FrameHub
+    private let events: @Sendable (CaptureEvent) -> Void
+    private let stopRequested = Atomic<Bool>(false)
+    private let commands = Mutex<[@Sendable (any FrameSource) -> Void]>([])
+
+    /// How long without a frame before the device counts as stalled.
+    static func stallLimit(_ configuration: CaptureConfiguration) -> Double {
+        max(5, 10 * (configuration.interval?.seconds ?? 0.2))
+    }
+    static let backoff: [Double] = [0.5, 1, 2, 4, 5]
+
+    init(settings: CameraSettings, hub: FrameHub, events: @escaping @Sendable (CaptureEvent) -> Void) {
+        self.settings = settings
+        self.hub = hub
+        self.events = events
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "camd-capture-\(settings.id)"
+        thread.start()
+    }
+
+    /// Asks the thread to stop; it reports `.stopped` once the device is released.
+    func requestStop() {
+        stopRequested.store(true, ordering: .releasing)
+    }
+
+    var isStopping: Bool { stopRequested.load(ordering: .acquiring) }
+
+    /// Runs `work` on the capture thread with the open source, between frames.
+    func perform(_ work: @escaping @Sendable (any FrameSource) -> Void) {
+        commands.withLock { $0.append(work) }
+    }
+
+    private func run() {
+        var attempt = 0
+        let controls = settings.controls.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+        while !isStopping {
+            let source: any FrameSource
+            do {
+                source = try FrameSources.open(settings.device, request: settings.request, controls: controls)
+            } catch {
+                if Self.isPermanent(error) {
+                    events(.failed(error))
+                    break
+                }
+                let delay = Self.backoff[min(attempt, Self.backoff.count - 1)]
+                attempt += 1
+                events(.lost(error, retryIn: delay))
+                pause(delay)
+                continue
+            }
+            attempt = 0
+            events(.running(source: source.name, card: source.cardName, configuration: source.configuration))
+            let failure = stream(source)
+            source.stop()
+            if let failure {
+                let delay = Self.backoff[0]
+                hub.deviceLost(.waitingForDevice(failure.message))
+                events(.lost(failure, retryIn: delay))
+                pause(delay)
+            }
+        }
+        failPendingCommands()
+        events(.stopped)
+    }
+
+    /// The poll/DQBUF loop; returns the error that ended it, or nil when asked to stop.
+    private func stream(_ source: any FrameSource) -> DeviceError? {
+        let stallLimit = Self.stallLimit(source.configuration)
+        var lastFrame = ContinuousClock.now
+        while !isStopping {
+            runCommands(source)
+            do {
+                // Short waits, so a stop request is seen promptly; the stall bound is ours.
+                let frame = try source.nextFrame(timeout: .milliseconds(250))
+                hub.publish(frame)
+                lastFrame = .now
+            } catch where error.kind == .timeout {
+                if ContinuousClock.now - lastFrame > .seconds(stallLimit) {
+                    return DeviceError(.timeout, path: source.name,
+                                       "\(source.name) sent no frame for \(Int(stallLimit)) s; the device may be stalled")
+                }
+            } catch {
+                return error
+            }
+        }
+        return nil
+    }
+
+    private func runCommands(_ source: any FrameSource) {
+        let pending = commands.withLock { queue in
+            defer { queue.removeAll() }
+            return queue
+        }
+        for work in pending { work(source) }
+    }
+
+    private func failPendingCommands() {
+        // Commands that never ran see no source; they report that themselves.
+        commands.withLock { $0.removeAll() }
+    }
+
+    /// Sleeps up to `seconds`, waking early when asked to stop.
+    private func pause(_ seconds: Double) {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while !isStopping, ContinuousClock.now < deadline { usleep(50_000) }
+    }
+
+    /// Errors that another attempt cannot fix without a change of settings.
+    static func isPermanent(_ error: DeviceError) -> Bool {
+        switch error.kind {
+        case .notACamera, .unsupported, .invalidArgument: return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,130 @@
+@testable import CaptureSession
+import Foundation
+import JPEG
+import Testing
+import VideoCore
+
+/// The session's state machine and frame hand-off, on the synthetic source
+/// (the vivid suite runs the same paths against a real driver).
+@Suite struct CaptureSessionActorTests {
+    func synthetic(_ id: String = "test", size: FrameSize = FrameSize(width: 320, height: 240), fps: Double = 30) -> CameraSettings {
+        CameraSettings(id: id, device: FrameSources.syntheticName, size: size, fps: fps, idleStopSeconds: 1)
+    }
+
+    @Test func startRunsAndStopReleases() async throws {
+        let session = CaptureSession(settings: synthetic())
+        #expect(await session.state == .idle)
+        let started = await session.start()
+        #expect(started.state == .running)
+        #expect(started.source?.contains("synthetic") == true)
+        #expect(started.size == "320x240")
+        let stopped = await session.stop()
+        #expect(stopped.state == .idle)
+        #expect(stopped.source == nil)
+    }
+
+    @Test func snapshotsAreFreshAndDecode() async throws {
+        let session = CaptureSession(settings: synthetic())
+        await session.start()
+        defer { Task { await session.stop() } }
+        let requested = CaptureSession.monotonicNow()
+        let frame = try await session.snapshot(maxAge: 0)
+        #expect(frame.monotonicTime >= requested, "max_age=0 means captured after the request")
+        #expect(try JPEGDecoder().header(frame.jpeg).size == FrameSize(width: 320, height: 240))
+        let next = try await session.snapshot(maxAge: 0)
+        #expect(next.sequence > frame.sequence)
+        await session.stop()
+    }
+
+    @Test func aSnapshotStartsAnIdleCameraAndItStopsAgain() async throws {
+        let session = CaptureSession(settings: synthetic())
+        let frame = try await session.snapshot()
+        #expect(frame.sequence > UInt32(CaptureSession.warmUpFrames), "warm-up frames are skipped")
+        #expect(await session.status().startedOnDemand)
+        // idleStopSeconds is 1: the idle watch stops it within a few seconds.
+        var state = await session.state
+        for _ in 0..<60 where state != .idle {
+            try await Task.sleep(for: .milliseconds(100))
+            state = await session.state
+        }
+        #expect(state == .idle)
+    }
+
+    @Test func streamClientsGetFramesAndSlowOnesDoNotStallOthers() async throws {
+        let session = CaptureSession(settings: synthetic(fps: 60))
+        await session.start()
+        let fast = try await session.subscribe()
+        let slow = try await session.subscribe()  // never read until the end
+        var sequences: [UInt32] = []
+        for await frame in fast {
+            sequences.append(frame.sequence)
+            if sequences.count == 20 { break }
+        }
+        #expect(sequences == sequences.sorted())
+        #expect(Set(sequences).count == 20)
+        // The slow client kept only the newest frames, not all of them.
+        var buffered = 0
+        var newest: UInt32 = 0
+        for await frame in slow {
+            buffered += 1
+            newest = frame.sequence
+            if buffered == FrameHub.subscriberBuffer { break }
+        }
+        #expect(newest >= sequences.last! - 2)
+        await session.stop()
+    }
+
+    @Test func reconfiguringWhileRunningKeepsStreams() async throws {
+        let session = CaptureSession(settings: synthetic())
+        await session.start()
+        let stream = try await session.subscribe()
+        var settings = synthetic()
+        settings.size = FrameSize(width: 640, height: 480)
+        let status = try await session.configure(settings)
+        #expect(status.state == .running)
+        #expect(status.size == "640x480")
+        var sawNewSize = false
+        for await frame in stream where frame.size == FrameSize(width: 640, height: 480) {
+            sawNewSize = true
+            break
+        }
+        #expect(sawNewSize)
+        await session.stop()
+    }
+
+    @Test func badSettingsAreRefusedAndKeepTheOldOnes() async throws {
+        let session = CaptureSession(settings: synthetic())
+        var bad = synthetic()
+        bad.quality = 0
+        await #expect(throws: SessionError.self) { try await session.configure(bad) }
+        #expect(await session.settings.quality == 85)
+        var renamed = synthetic()
+        renamed.id = "other"
+        await #expect(throws: SessionError.self) { try await session.configure(renamed) }
+    }
+
+    @Test func aFormatTheSourceCannotGiveFails() async throws {
+        var settings = synthetic()
+        settings.format = .nv12
+        let session = CaptureSession(settings: settings)
+        let status = await session.start()
+        #expect(status.state == .failed)
+        #expect(status.reason?.contains("only YUYV") == true)
+        await #expect(throws: SessionError.self) { try await session.snapshot() }
+    }
+
+    @Test func aMissingDeviceIsWaitedFor() async throws {
+        let session = CaptureSession(settings: CameraSettings(id: "gone", device: "/dev/video-camd-missing"))
+        let status = await session.start()
+        #expect(status.state == .waitingForDevice)
+        #expect(status.reason?.contains("does not exist") == true)
+        do {
+            _ = try await session.snapshot()
+            Issue.record("a snapshot from a missing camera succeeded")
+        } catch {
+            guard case .waitingForDevice = error else { Issue.record("wrong error \(error)"); return }
+        }
+        await session.stop()
+        #expect(await session.state == .idle)
+    }
+}
