@@ -19,8 +19,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "ControlAPI", dependencies: [
             "CaptureSession", "V4L2", "JPEG", "VideoCore",
             .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // A small HTTP/1.1 client on the Unix socket, for camctl.
@@ -82,10 +82,12 @@ let package = Package(
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "CTurboJPEG"], swiftSettings: strict),
         .testTarget(name: "CaptureSessionTests", dependencies: ["CaptureSession"], swiftSettings: strict),
         .testTarget(name: "ControlAPITests", dependencies: [
-            "ControlAPI", "CaptureSession", .product(name: "HummingbirdTesting", package: "hummingbird"),
+            "ControlAPI", "CaptureSession", "JPEG", "VideoCore",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ], swiftSettings: strict),
         .testTarget(name: "ClientTests", dependencies: ["Client"], swiftSettings: strict),
-        .testTarget(name: "DaemonTests", dependencies: ["Daemon"], swiftSettings: strict),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CaptureSession", "VideoCore"], swiftSettings: strict),
         // Runs only inside the vivid VM (CAMD_TEST_VIVID=1); see scripts/test-vivid.
         .testTarget(name: "VividTests", dependencies: ["CaptureSession", "V4L2", "JPEG"],
                     swiftSettings: strict),

@@ -205,10 +205,9 @@ public actor CaptureSession {
             throw .invalidSettings("the synthetic test source has no controls")
         } else {
             let selector = settings.device
-            let result = try? await BlockingIO.run { () -> Result<T, DeviceError> in
+            outcome = await BlockingIO.run { () -> Result<T, DeviceError> in
                 Self.capture { () throws(DeviceError) in try work(try VideoDevice(path: try DeviceDiscovery.resolve(selector))) }
             }
-            outcome = result ?? .failure(DeviceError(.streamFailed, path: selector ?? "", "the device could not be reached"))
         }
         switch outcome {
         case .success(let value): return value
@@ -234,11 +233,12 @@ public actor CaptureSession {
             requestedSize: settings.size?.description, requestedFPS: settings.fps,
             configuredFPS: configuration?.interval?.fps, measuredFPS: (counters.measuredFPS * 10).rounded() / 10,
             quality: settings.quality, framesCaptured: counters.framesCaptured, framesEncoded: counters.framesEncoded,
-            framesDropped: counters.brokenFrames + deviceDrops, errors: errors, lastError: lastError,
+            framesDropped: counters.brokenFrames + counters.deviceDrops, errors: errors, lastError: lastError,
             streamClients: hub.subscriberCount, startedOnDemand: startedOnDemand, encodeMilliseconds: encode)
     }
 
-    private var deviceDrops = 0
+    /// Encode times since the daemon started.
+    public func encodeHistogram() -> EncodeHistogram { hub.snapshot.encodeHistogram }
 
     // MARK: events from the capture thread
 

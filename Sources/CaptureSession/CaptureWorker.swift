@@ -92,12 +92,15 @@ final class CaptureWorker: Sendable {
     private func stream(_ source: any FrameSource) -> DeviceError? {
         let stallLimit = Self.stallLimit(source.configuration)
         var lastFrame = ContinuousClock.now
+        var dropsReported = 0
         while !isStopping {
             runCommands(source)
             do {
                 // Short waits, so a stop request is seen promptly; the stall bound is ours.
                 let frame = try source.nextFrame(timeout: .milliseconds(250))
                 hub.publish(frame)
+                hub.addDeviceDrops(source.droppedFrames - dropsReported)
+                dropsReported = source.droppedFrames
                 lastFrame = .now
             } catch where error.kind == .timeout {
                 if ContinuousClock.now - lastFrame > .seconds(stallLimit) {

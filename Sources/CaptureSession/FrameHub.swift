@@ -37,10 +37,13 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         var framesCaptured = 0
         var framesEncoded = 0
         var brokenFrames = 0
+        /// Frames the device flagged broken or never delivered (sequence gaps).
+        var deviceDrops = 0
         var encodeSeconds: [Double] = []
         var lastFrameMonotonic: Double?
         /// Exponentially smoothed capture rate.
         var measuredFPS: Double = 0
+        var encodeHistogram = EncodeHistogram()
     }
 
     // MARK: capture thread
@@ -57,6 +60,14 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         latestRaw = frame
         rawGeneration &+= 1
         condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Counts frames the device dropped since the last call.
+    func addDeviceDrops(_ count: Int) {
+        guard count > 0 else { return }
+        condition.lock()
+        counters.deviceDrops += count
         condition.unlock()
     }
 
@@ -100,6 +111,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         }
         counters.framesEncoded += 1
         counters.encodeSeconds.append(encoded.encodeSeconds)
+        counters.encodeHistogram.record(encoded.encodeSeconds)
         if counters.encodeSeconds.count > 256 { counters.encodeSeconds.removeFirst(128) }
         latestEncoded = encoded
         var ready: [CheckedContinuation<EncodedFrame, any Error>] = []

@@ -17,7 +17,7 @@ struct Devices: ParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(devices.map(DeviceJSON.init)), as: UTF8.self))
+            print(String(decoding: try encoder.encode(devices.map(\.summary)), as: UTF8.self))
             return
         }
         if devices.isEmpty {
@@ -41,50 +41,6 @@ struct Devices: ParsableCommand {
         switch sizes {
         case .discrete(let list): return list.map(\.description).joined(separator: " ")
         case .stepwise(let low, let high, let step): return "\(low) to \(high) in steps of \(step)"
-        }
-    }
-}
-
-/// The JSON form of one device in `camctl devices --json`.
-struct DeviceJSON: Encodable {
-    var path: String
-    var card: String
-    var driver: String?
-    var bus: String?
-    var camera: Bool
-    var accessible: Bool
-    var problem: String?
-    var byID: [String]
-    var byPath: [String]
-    var capabilities: [String]
-    var formats: [Format]
-
-    struct Format: Encodable {
-        var fourcc: String
-        var description: String
-        var compressed: Bool
-        var sizes: [String]
-    }
-
-    init(_ device: DiscoveredDevice) {
-        path = device.path
-        card = device.info?.card ?? device.name
-        driver = device.info?.driver
-        bus = device.info?.busInfo
-        camera = device.isCamera
-        accessible = device.access?.allowed ?? false
-        problem = device.access?.problem ?? (device.isCamera ? device.openError?.message : nil)
-        byID = device.byID
-        byPath = device.byPath
-        capabilities = device.info?.capabilities.names ?? []
-        formats = device.formats.map { format in
-            let sizes: [String]
-            switch format.sizes {
-            case .discrete(let list): sizes = list.map(\.description)
-            case .stepwise(let low, let high, _): sizes = ["\(low)-\(high)"]
-            }
-            return Format(fourcc: format.format.description, description: format.description,
-                          compressed: format.isCompressed, sizes: sizes)
         }
     }
 }

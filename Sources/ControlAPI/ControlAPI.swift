@@ -1,0 +1,79 @@
+import CaptureSession
+import Foundation
+import Hummingbird
+import Logging
+import V4L2
+
+/// Facts about the running daemon that `/v1/status` reports.
+public struct DaemonInfo: Sendable {
+    public var version: String
+    public var started: ContinuousClock.Instant
+    public var startedAt: Date
+
+    public init(version: String) {
+        self.version = version
+        started = .now
+        startedAt = Date()
+    }
+
+    public var uptimeSeconds: Double {
+        let elapsed = ContinuousClock.now - started
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}
+
+/// What the routes work on.
+public struct APIServices: Sendable {
+    public var cameras: Cameras
+    public var photos: PhotoOutput
+    public var daemon: DaemonInfo
+    public var logger: Logger
+
+    public init(cameras: Cameras, photos: PhotoOutput, daemon: DaemonInfo, logger: Logger = Logger(label: "camd.api")) {
+        self.cameras = cameras
+        self.photos = photos
+        self.daemon = daemon
+        self.logger = logger
+    }
+}
+
+/// Builds every route of the control API (documented in docs/api.md).
+/// Tests call this directly; the daemon serves it on the Unix socket.
+public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
+    let router = Router(context: CamdRequestContext.self)
+    router.add(middleware: JSONErrorMiddleware())
+    let v1 = router.group("v1")
+    addStatusRoutes(v1, services)
+    addCameraRoutes(v1, services)
+    addPhotoRoutes(v1, services)
+    router.get("metrics") { _, _ in try await Metrics.response(services) }
+    return router
+}
+
+func addStatusRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServices) {
+    v1.get("status") { _, _ in
+        var cameras: [CameraStatus] = []
+        for session in services.cameras.sessions { cameras.append(await session.status()) }
+        return try JSONBody.response(StatusResponse(
+            version: services.daemon.version, pid: getpid(), uptimeSeconds: (services.daemon.uptimeSeconds * 10).rounded() / 10,
+            startedAt: ISO8601DateFormatter().string(from: services.daemon.startedAt), cameras: cameras))
+    }
+    v1.get("devices") { _, _ in
+        let devices = await BlockingIO.run { DeviceDiscovery.all(details: true).map(\.summary) }
+        return try JSONBody.response(devices)
+    }
+}
+
+struct StatusResponse: Encodable {
+    var version: String
+    var pid: Int32
+    var uptimeSeconds: Double
+    var startedAt: String
+    var cameras: [CameraStatus]
+}
+
+/// Logs who changed something: the peer's uid, gid and pid on the Unix socket.
+func audit(_ request: Request, _ context: CamdRequestContext, _ services: APIServices) async {
+    let who = await context.peer()?.description ?? "a TCP client"
+    services.logger.notice("\(request.method) \(request.uri.path) by \(who)")
+}

@@ -1,0 +1,67 @@
+import CaptureSession
+import Hummingbird
+
+/// `GET /metrics` in the Prometheus text format (version 0.0.4), written from
+/// each camera's status so the figures always agree with `/v1/status`.
+enum Metrics {
+    static func response(_ services: APIServices) async throws -> Response {
+        var statuses: [CameraStatus] = []
+        var histograms: [EncodeHistogram] = []
+        for session in services.cameras.sessions {
+            statuses.append(await session.status())
+            histograms.append(await session.encodeHistogram())
+        }
+        let photos = await services.photos.statistics
+        let text = render(statuses: statuses, histograms: histograms, photos: photos, uptime: services.daemon.uptimeSeconds)
+        return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                        body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func render(statuses: [CameraStatus], histograms: [EncodeHistogram], photos: PhotoOutput.Statistics, uptime: Double) -> String {
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for sample in samples { out += "\(name)\(sample.labels) \(sample.value)\n" }
+        }
+        func perCamera(_ value: (CameraStatus) -> Double) -> [(labels: String, value: String)] {
+            statuses.map { ("{camera=\"\(escape($0.id))\"}", format(value($0))) }
+        }
+        family("camd_uptime_seconds", "gauge", "Seconds since camd started.", [("", format(uptime))])
+        family("camd_camera_up", "gauge", "1 while the camera is streaming.", perCamera { $0.state == .running ? 1 : 0 })
+        family("camd_camera_waiting_for_device", "gauge", "1 while the camera waits for its device.",
+               perCamera { $0.state == .waitingForDevice ? 1 : 0 })
+        family("camd_frames_captured_total", "counter", "Frames received from the device.", perCamera { Double($0.framesCaptured) })
+        family("camd_frames_encoded_total", "counter", "Frames encoded to JPEG.", perCamera { Double($0.framesEncoded) })
+        family("camd_frames_dropped_total", "counter", "Frames dropped: flagged broken, lost, or not decodable.",
+               perCamera { Double($0.framesDropped) })
+        family("camd_device_errors_total", "counter", "Device errors: disconnects, stream failures, stalls.",
+               perCamera { Double($0.errors) })
+        family("camd_stream_clients", "gauge", "Connected live stream clients.", perCamera { Double($0.streamClients) })
+        family("camd_capture_fps", "gauge", "Measured capture rate.", perCamera { $0.measuredFPS })
+
+        out += "# HELP camd_encode_seconds Time to encode one frame to JPEG.\n# TYPE camd_encode_seconds histogram\n"
+        for (status, histogram) in zip(statuses, histograms) {
+            let camera = "camera=\"\(escape(status.id))\""
+            for (bound, count) in zip(EncodeHistogram.bounds, histogram.cumulativeCounts) {
+                out += "camd_encode_seconds_bucket{\(camera),le=\"\(format(bound))\"} \(count)\n"
+            }
+            out += "camd_encode_seconds_bucket{\(camera),le=\"+Inf\"} \(histogram.count)\n"
+            out += "camd_encode_seconds_sum{\(camera)} \(format(histogram.sum))\n"
+            out += "camd_encode_seconds_count{\(camera)} \(histogram.count)\n"
+        }
+        family("camd_photos_saved_total", "counter", "Photos saved by the photo output.", [("", String(photos.photosSaved))])
+        family("camd_photo_bytes_written_total", "counter", "Bytes of photos written.", [("", String(photos.bytesWritten))])
+        family("camd_photo_save_errors_total", "counter", "Photo saves that failed (disk full and others).", [("", String(photos.saveFailures))])
+        family("camd_photos_deleted_by_retention_total", "counter", "Photos removed by retention rules.",
+               [("", String(photos.retentionDeletions))])
+        return out
+    }
+
+    static func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
+    static func escape(_ label: String) -> String {
+        label.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    }
+}

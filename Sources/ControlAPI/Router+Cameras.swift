@@ -1,0 +1,176 @@
+import CaptureSession
+import Foundation
+import HTTPTypes
+import Hummingbird
+import JPEG
+import V4L2
+import VideoCore
+
+func camera(_ context: CamdRequestContext, _ services: APIServices) throws -> CaptureSession {
+    let id = context.parameters.get("id") ?? ""
+    guard let session = services.cameras[id] else { throw APIError.unknownCamera(id, known: services.cameras.ids) }
+    return session
+}
+
+func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServices) {
+    v1.get("cameras") { _, _ in
+        var all: [CameraStatus] = []
+        for session in services.cameras.sessions { all.append(await session.status()) }
+        return try JSONBody.response(all)
+    }
+    v1.get("cameras/:id") { _, context in
+        let session = try camera(context, services)
+        return try JSONBody.response(CameraDetail(status: await session.status(), settings: SettingsJSON(await session.settings)))
+    }
+    v1.post("cameras/:id/start") { request, context in
+        let session = try camera(context, services)
+        await audit(request, context, services)
+        return try JSONBody.response(await session.start())
+    }
+    v1.post("cameras/:id/stop") { request, context in
+        let session = try camera(context, services)
+        await audit(request, context, services)
+        return try JSONBody.response(await session.stop())
+    }
+    v1.post("cameras/:id/configure") { request, context in
+        let session = try camera(context, services)
+        let body = try await JSONBody.object(request, context: context)
+        let updated = try ConfigureRequest.apply(JSONFields(body), to: await session.settings)
+        await audit(request, context, services)
+        return try JSONBody.response(try await session.configure(updated))
+    }
+    v1.get("cameras/:id/snapshot") { request, context in
+        let session = try camera(context, services)
+        let maxAge = try request.uri.queryParameters.get("max_age_ms").map { text -> Double in
+            guard let ms = Double(text), ms >= 0, ms <= 3_600_000 else {
+                throw APIError.badRequest("max_age_ms must be a number of milliseconds from 0 to 3600000; got \"\(text)\"", code: "bad_parameter")
+            }
+            return ms / 1000
+        }
+        let frame = try await session.snapshot(maxAge: maxAge)
+        let card = await session.status().card
+        let jpeg = EXIF(captureTime: frame.captureTime, make: card, model: card,
+                        pixelWidth: frame.size.width, pixelHeight: frame.size.height).inserted(into: frame.jpeg)
+        var headers = frameHeaders(frame)
+        headers[.contentType] = "image/jpeg"
+        headers[.cacheControl] = "no-store"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
+    }
+    v1.post("cameras/:id/snapshot") { request, context in
+        let session = try camera(context, services)
+        await audit(request, context, services)
+        let frame = try await session.snapshot()
+        let settings = await session.settings
+        let card = await session.status().card
+        let jpeg = EXIF(captureTime: frame.captureTime, make: card, model: card,
+                        pixelWidth: frame.size.width, pixelHeight: frame.size.height).inserted(into: frame.jpeg)
+        let record = try await services.photos.save(jpeg, camera: session.id, settings: settings.photos,
+                                                    captureTime: frame.captureTime, sequence: frame.sequence,
+                                                    width: frame.size.width, height: frame.size.height)
+        return try JSONBody.response(record, status: .created)
+    }
+    v1.get("cameras/:id/stream") { request, context in
+        let session = try camera(context, services)
+        let fps = try request.uri.queryParameters.get("fps").map { text -> Double in
+            guard let value = Double(text), value > 0, value <= 1000 else {
+                throw APIError.badRequest("fps must be a number above 0 and at most 1000; got \"\(text)\"", code: "bad_parameter")
+            }
+            return value
+        }
+        return MJPEGStream.response(try await session.subscribe(), maxFPS: fps)
+    }
+    v1.get("cameras/:id/controls") { _, context in
+        let session = try camera(context, services)
+        return try JSONBody.response(try await session.controls().map(ControlJSON.init))
+    }
+    v1.put("cameras/:id/controls") { request, context in
+        let session = try camera(context, services)
+        let fields = JSONFields(try await JSONBody.object(request, context: context))
+        guard !fields.object.isEmpty else {
+            throw APIError.badRequest("give controls to set as a JSON object, such as {\"brightness\": 140}", code: "bad_field")
+        }
+        var assignments: [(name: String, value: String)] = []
+        for key in fields.object.keys.sorted() { assignments.append((key, try fields.scalarText(key))) }
+        await audit(request, context, services)
+        return try JSONBody.response(try await session.setControls(assignments).map(ControlJSON.init))
+    }
+}
+
+/// Headers that say which frame a response carries.
+func frameHeaders(_ frame: EncodedFrame) -> HTTPFields {
+    var headers = HTTPFields()
+    headers[HTTPField.Name("X-Capture-Time")!] = String(format: "%.6f", frame.captureTime)
+    headers[HTTPField.Name("X-Frame-Sequence")!] = String(frame.sequence)
+    headers[HTTPField.Name("X-Frame-Size")!] = frame.size.description
+    return headers
+}
+
+struct CameraDetail: Encodable {
+    var status: CameraStatus
+    var settings: SettingsJSON
+}
+
+/// A camera's settings in the API's JSON.
+struct SettingsJSON: Encodable {
+    var id: String
+    var device: String?
+    var format: String?
+    var size: String?
+    var fps: Double?
+    var quality: Int
+    var controls: [String: String]
+    var autostart: Bool
+    var idleStop: Double
+    var photos: Photos
+
+    struct Photos: Encodable {
+        var interval: Double?
+        var name: String
+        var keepCount: Int?
+        var keepBytes: Int64?
+        var keepAge: Double?
+    }
+
+    init(_ s: CameraSettings) {
+        id = s.id
+        device = s.device
+        format = s.format?.description
+        size = s.size?.description
+        fps = s.fps
+        quality = s.quality
+        controls = s.controls
+        autostart = s.autostart
+        idleStop = s.idleStopSeconds
+        photos = Photos(interval: s.photos.intervalSeconds, name: s.photos.namePattern, keepCount: s.photos.keepCount,
+                        keepBytes: s.photos.keepBytes, keepAge: s.photos.keepSeconds)
+    }
+}
+
+/// A device control in the API's JSON.
+struct ControlJSON: Encodable {
+    var name: String
+    var label: String
+    var type: String
+    var value: Int64?
+    var minimum: Int64
+    var maximum: Int64
+    var step: UInt64
+    var `default`: Int64
+    var menu: [String: String]?
+    var readOnly: Bool
+    var inactive: Bool
+
+    init(_ control: DeviceControl) {
+        name = control.name
+        label = control.label
+        type = control.kind.rawValue
+        value = control.value
+        minimum = control.minimum
+        maximum = control.maximum
+        step = control.step
+        self.default = control.defaultValue
+        menu = control.menu.isEmpty ? nil : Dictionary(uniqueKeysWithValues: control.menu.map { (String($0.index), $0.name) })
+        readOnly = control.isReadOnly
+        inactive = control.isInactive
+    }
+}

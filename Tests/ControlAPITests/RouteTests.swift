@@ -1,0 +1,190 @@
+import CaptureSession
+@testable import ControlAPI
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import HTTPTypes
+import JPEG
+import Testing
+import VideoCore
+
+/// The routes against real sessions on the synthetic source (labelled as such);
+/// the vivid suite drives the same routes with curl on a real driver.
+@Suite struct RouteTests {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-routes-\(UInt32.random(in: 0...UInt32.max))").path
+
+    func app(autostart: Bool = true) async -> (some ApplicationProtocol, Cameras) {
+        let settings = CameraSettings(id: "synth", device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240), fps: 30)
+        let cameras = Cameras([CaptureSession(settings: settings)])
+        if autostart { await cameras.sessions[0].start() }
+        let router = buildRouter(APIServices(cameras: cameras, photos: PhotoOutput(root: root), daemon: DaemonInfo(version: "test")))
+        return (Application(router: router), cameras)
+    }
+
+    func json(_ buffer: ByteBuffer) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any])
+    }
+
+    func errorCode(_ buffer: ByteBuffer) throws -> String? {
+        (try json(buffer)["error"] as? [String: Any])?["code"] as? String
+    }
+
+    @Test func statusListsCameras() async throws {
+        let (app, cameras) = await app()
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/v1/status", method: .get) { response in
+                #expect(response.status == .ok)
+                let body = try json(response.body)
+                #expect(body["version"] as? String == "test")
+                let list = try #require(body["cameras"] as? [[String: Any]])
+                #expect(list.first?["id"] as? String == "synth")
+                #expect(list.first?["state"] as? String == "running")
+            }
+            try await client.execute(uri: "/v1/cameras/synth", method: .get) { response in
+                let body = try json(response.body)
+                #expect((body["settings"] as? [String: Any])?["size"] as? String == "320x240")
+            }
+        }
+        await cameras.sessions[0].stop()
+    }
+
+    @Test func errorsAreJSONWithTheRightStatus() async throws {
+        let (app, cameras) = await app()
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/v1/cameras/nope", method: .get) { response in
+                #expect(response.status == .notFound)
+                let code = try errorCode(response.body)
+                #expect(code == "unknown_camera")
+            }
+            try await client.execute(uri: "/v1/nothing-here", method: .get) { response in
+                #expect(response.status == .notFound)
+                let code = try errorCode(response.body)
+                #expect(code == "not_found")
+            }
+            try await client.execute(uri: "/v1/cameras/synth/configure", method: .post, body: ByteBuffer(string: "{not json")) { response in
+                #expect(response.status == .badRequest)
+                let code = try errorCode(response.body)
+                #expect(code == "bad_json")
+            }
+            for (body, field) in [(#"{"fps": "fast"}"#, "fps"), (#"{"quality": 0}"#, "quality"), (#"{"size": "12x"}"#, "size"),
+                                  (#"{"fsp": 5}"#, "fsp"), (#"{"photos": {"keep_count": -1}}"#, "photos.keep_count"),
+                                  (#"{"autostart": 1}"#, "autostart")] {
+                try await client.execute(uri: "/v1/cameras/synth/configure", method: .post, body: ByteBuffer(string: body)) { response in
+                    #expect(response.status == .badRequest, "\(body)")
+                    let message = (try json(response.body)["error"] as? [String: Any])?["message"] as? String ?? ""
+                    #expect(message.contains(field), "\(message) should name \(field)")
+                }
+            }
+            try await client.execute(uri: "/v1/cameras/synth/snapshot?max_age_ms=-4", method: .get) { response in
+                #expect(response.status == .badRequest)
+            }
+            let huge = ByteBuffer(string: "{\"device\": \"" + String(repeating: "x", count: 100_000) + "\"}")
+            try await client.execute(uri: "/v1/cameras/synth/configure", method: .post, body: huge) { response in
+                #expect(response.status == .contentTooLarge)
+            }
+        }
+        // Nothing bad was applied.
+        #expect(await cameras.sessions[0].settings.quality == 85)
+        await cameras.sessions[0].stop()
+    }
+
+    @Test func snapshotIsAFreshJPEGWithFrameHeaders() async throws {
+        let (app, cameras) = await app()
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/v1/cameras/synth/snapshot?max_age_ms=0", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "image/jpeg")
+                #expect(response.headers[HTTPField.Name("X-Frame-Size")!] == "320x240")
+                #expect(Int(response.headers[HTTPField.Name("X-Frame-Sequence")!] ?? "") ?? 0 > 0)
+                let jpeg = Array(response.body.readableBytesView)
+                let size = try JPEGDecoder().header(jpeg).size
+                #expect(size == FrameSize(width: 320, height: 240))
+            }
+        }
+        await cameras.sessions[0].stop()
+    }
+
+    @Test func configureWhileRunningAndStartStop() async throws {
+        let (app, cameras) = await app()
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/v1/cameras/synth/configure", method: .post,
+                                     body: ByteBuffer(string: #"{"size": "640x480", "quality": 70}"#)) { response in
+                #expect(response.status == .ok)
+                let body = try json(response.body)
+                #expect(body["size"] as? String == "640x480")
+                #expect(body["quality"] as? Int == 70)
+                #expect(body["state"] as? String == "running")
+            }
+            try await client.execute(uri: "/v1/cameras/synth/stop", method: .post) { response in
+                let state = try json(response.body)["state"] as? String
+                #expect(state == "idle")
+            }
+            try await client.execute(uri: "/v1/cameras/synth/start", method: .post) { response in
+                let state = try json(response.body)["state"] as? String
+                #expect(state == "running")
+            }
+        }
+        await cameras.sessions[0].stop()
+    }
+
+    @Test func photosAreSavedListedServedAndDeleted() async throws {
+        let (app, cameras) = await app()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try await app.test(.router) { client in
+            let name = try await client.execute(uri: "/v1/cameras/synth/snapshot", method: .post) { response in
+                #expect(response.status == .created)
+                let record = try json(response.body)
+                #expect(record["camera"] as? String == "synth")
+                return try #require(record["name"] as? String)
+            }
+            try await client.execute(uri: "/v1/photos?camera=synth", method: .get) { response in
+                let list = try #require(try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [[String: Any]])
+                #expect(list.map { $0["name"] as? String } == [name])
+            }
+            try await client.execute(uri: "/v1/photos/\(name)", method: .get) { response in
+                #expect(response.status == .ok)
+                let width = try JPEGDecoder().header(Array(response.body.readableBytesView)).size.width
+                #expect(width == 320)
+            }
+            for bad in ["..", "%2E%2E", "x.png", ".hidden.jpg"] {
+                try await client.execute(uri: "/v1/photos/\(bad)", method: .get) { response in
+                    #expect(response.status == .badRequest || response.status == .notFound, "\(bad)")
+                    let code = try errorCode(response.body)
+                #expect(code != nil)
+                }
+            }
+            try await client.execute(uri: "/v1/photos/\(name)", method: .delete) { response in
+                #expect(response.status == .noContent)
+            }
+            try await client.execute(uri: "/v1/photos/\(name)", method: .get) { response in
+                #expect(response.status == .notFound)
+            }
+        }
+        await cameras.sessions[0].stop()
+    }
+
+    @Test func metricsAreValidPrometheusText() async throws {
+        let (app, cameras) = await app()
+        _ = try await cameras.sessions[0].snapshot()
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                #expect(response.headers[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
+                let text = String(buffer: response.body)
+                var declared = Set<String>()
+                for line in text.split(separator: "\n") {
+                    if line.hasPrefix("# TYPE ") { declared.insert(String(line.split(separator: " ")[2])) ; continue }
+                    if line.hasPrefix("#") { continue }
+                    // name{labels} value: the value parses and the family was declared.
+                    let parts = line.split(separator: " ")
+                    #expect(parts.count == 2 && Double(parts[1]) != nil, "bad sample line: \(line)")
+                    let name = String(parts[0].prefix { $0 != "{" })
+                    let family = ["_bucket", "_sum", "_count"].reduce(name) { $0.hasSuffix($1) ? String($0.dropLast($1.count)) : $0 }
+                    #expect(declared.contains(name) || declared.contains(family), "undeclared \(name)")
+                }
+                #expect(text.contains("camd_frames_captured_total{camera=\"synth\"}"))
+                #expect(text.contains("camd_encode_seconds_bucket{camera=\"synth\",le=\"+Inf\"}"))
+            }
+        }
+        await cameras.sessions[0].stop()
+    }
+}
