@@ -39,6 +39,10 @@ public struct CameraStatus: Sendable, Codable {
     /// Device errors since the daemon started (disconnects, stream failures, stalls).
     public var errors: Int
     public var lastError: String?
+    /// The kind of the last device error ("disconnected", "permission_denied", "device_policy"...).
+    public var lastErrorKind: String?
+    /// The last failure to save a photo (a full disk), cleared by the next save that works.
+    public var photoError: String?
     public var streamClients: Int
     /// Started by a snapshot or stream request; stops again when unused.
     public var startedOnDemand: Bool

@@ -21,6 +21,8 @@ public actor CaptureSession {
     private var configuration: CaptureConfiguration?
     private var errors = 0
     private var lastError: String?
+    private var lastErrorKind: String?
+    private var photoError: String?
     private var startedOnDemand = false
     private var lastUse = ContinuousClock.now
     private var idleWatch: Task<Void, Never>?
@@ -221,6 +223,12 @@ public actor CaptureSession {
         do { return .success(try body()) } catch { return .failure(error) }
     }
 
+    /// Records the outcome of a photo save, so status shows a full disk until saving works again.
+    public func recordPhotoSave(error: String?) {
+        if let error, error != photoError { logger.error("photo not saved: \(error)") }
+        photoError = error
+    }
+
     // MARK: status
 
     public func status() -> CameraStatus {
@@ -233,7 +241,7 @@ public actor CaptureSession {
             requestedSize: settings.size?.description, requestedFPS: settings.fps,
             configuredFPS: configuration?.interval?.fps, measuredFPS: (counters.measuredFPS * 10).rounded() / 10,
             quality: settings.quality, framesCaptured: counters.framesCaptured, framesEncoded: counters.framesEncoded,
-            framesDropped: counters.brokenFrames + counters.deviceDrops, errors: errors, lastError: lastError,
+            framesDropped: counters.brokenFrames + counters.deviceDrops, errors: errors, lastError: lastError, lastErrorKind: lastErrorKind, photoError: photoError,
             streamClients: hub.subscriberCount, startedOnDemand: startedOnDemand, encodeMilliseconds: encode)
     }
 
@@ -257,6 +265,7 @@ public actor CaptureSession {
             guard !sender.isStopping else { break }
             errors += 1
             lastError = error.message
+            lastErrorKind = error.kind.rawValue
             state = .waitingForDevice
             reason = error.message
             logger.warning("\(error.message); retrying in \(retryIn) s")
@@ -264,6 +273,7 @@ public actor CaptureSession {
         case .failed(let error):
             errors += 1
             lastError = error.message
+            lastErrorKind = error.kind.rawValue
             state = .failed
             reason = error.message
             logger.error("\(error.message)")

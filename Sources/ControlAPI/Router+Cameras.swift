@@ -64,10 +64,16 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
         let card = await session.status().card
         let jpeg = EXIF(captureTime: frame.captureTime, make: card, model: card,
                         pixelWidth: frame.size.width, pixelHeight: frame.size.height).inserted(into: frame.jpeg)
-        let record = try await services.photos.save(jpeg, camera: session.id, settings: settings.photos,
-                                                    captureTime: frame.captureTime, sequence: frame.sequence,
-                                                    width: frame.size.width, height: frame.size.height)
-        return try JSONBody.response(record, status: .created)
+        do {
+            let record = try await services.photos.save(jpeg, camera: session.id, settings: settings.photos,
+                                                        captureTime: frame.captureTime, sequence: frame.sequence,
+                                                        width: frame.size.width, height: frame.size.height)
+            await session.recordPhotoSave(error: nil)
+            return try JSONBody.response(record, status: .created)
+        } catch let error as PhotoError {
+            await session.recordPhotoSave(error: error.description)
+            throw APIError(error)
+        }
     }
     v1.get("cameras/:id/stream") { request, context in
         let session = try camera(context, services)

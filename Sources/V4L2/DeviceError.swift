@@ -7,6 +7,8 @@ public struct DeviceError: Error, CustomStringConvertible, Sendable {
     public enum Kind: String, Sendable {
         case noSuchDevice = "no_such_device"
         case permissionDenied = "permission_denied"
+        /// EPERM although file permissions allow it: a device cgroup (systemd's DeviceAllow=) refuses.
+        case devicePolicy = "device_policy"
         case busy = "device_busy"
         case notACamera = "not_a_camera"
         case unsupported = "unsupported"

@@ -81,7 +81,7 @@ public final class VideoDevice {
                 return DeviceError(.permissionDenied, path: path, "Permission denied opening \(path): \(problem)", errno: errno)
             }
             // The file permissions allow it, so something else refused: a device cgroup or a security module.
-            return DeviceError(.permissionDenied, path: path,
+            return DeviceError(errno == .notPermitted ? .devicePolicy : .permissionDenied, path: path,
                                "Permission denied opening \(path) (\(errno)) although its file permissions allow this user: a device policy blocks it. Under systemd, the unit needs `DeviceAllow=char-video4linux rw`, and it must be restarted if the video driver was loaded after it started.",
                                errno: errno)
         case .resourceBusy:

@@ -18,7 +18,7 @@ enum ExitStatus {
     static func code(for error: DeviceError) -> ExitCode {
         switch error.kind {
         case .noSuchDevice: return noSuchDevice
-        case .permissionDenied: return permissionDenied
+        case .permissionDenied, .devicePolicy: return permissionDenied
         case .busy: return busy
         case .notACamera, .unsupported: return unsupported
         case .disconnected, .streamFailed, .timeout: return deviceIO

@@ -1,0 +1,108 @@
+import ControlAPI
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Serves the control API over HTTP/1.1 on the Unix socket (a path camd binds,
+/// or the socket systemd passes) and, when configured, on TCP.
+///
+/// Hummingbird's own server cannot adopt an inherited socket, so this runs
+/// Hummingbird's HTTP/1 channel on NIO listeners it sets up itself.
+public struct HTTPListener: Service {
+    public enum Endpoint: Sendable, CustomStringConvertible {
+        /// A listening socket passed by systemd (LISTEN_FDS).
+        case inherited(Int32)
+        /// A path camd binds, then gives `mode` and `group`.
+        case unixSocket(path: String, mode: UInt32, group: String?)
+        case tcp(host: String, port: Int)
+
+        public var description: String {
+            switch self {
+            case .inherited(let fd): return "the socket systemd passed (fd \(fd))"
+            case .unixSocket(let path, _, _): return path
+            case .tcp(let host, let port): return "\(host):\(port)"
+            }
+        }
+    }
+
+    let endpoints: [Endpoint]
+    let responder: RouterResponder<CamdRequestContext>
+    let logger: Logger
+    let onListening: @Sendable () async -> Void
+
+    public init(endpoints: [Endpoint], router: Router<CamdRequestContext>, logger: Logger,
+                onListening: @escaping @Sendable () async -> Void = {}) {
+        self.endpoints = endpoints
+        self.responder = router.buildResponder()
+        self.logger = logger
+        self.onListening = onListening
+    }
+
+    public func run() async throws {
+        let responder = self.responder
+        let logger = self.logger
+        let http = HTTP1Channel(responder: { request, writer, channel in
+            let context = CamdRequestContext(source: .init(channel: channel, logger: logger))
+            let response: Response
+            do {
+                response = try await responder.respond(to: request, context: context)
+            } catch {
+                logger.error("unhandled error for \(request.method) \(request.uri.path): \(error)")
+                response = Response(status: .internalServerError)
+            }
+            try await writer.write(response: response.head, body: response.body)
+        })
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(ChannelOptions.backlog, value: 256)
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+
+        var servers: [NIOAsyncChannel<HTTP1Channel.Value, Never>] = []
+        for endpoint in endpoints {
+            servers.append(try await bind(endpoint, bootstrap, http))
+            logger.info("listening on \(endpoint)")
+        }
+        await onListening()
+        let listening = servers
+        try await withGracefulShutdownHandler {
+            try await withThrowingDiscardingTaskGroup { group in
+                for server in listening {
+                    group.addTask {
+                        try await server.executeThenClose { inbound in
+                            try await withThrowingDiscardingTaskGroup { connections in
+                                for try await connection in inbound {
+                                    connections.addTask { await http.handle(value: connection, logger: logger) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            // Stop accepting; requests under way finish (bounded by the service group's timeout).
+            for server in listening { server.channel.close(promise: nil) }
+        }
+        for case .unixSocket(let path, _, _) in endpoints { unlink(path) }
+    }
+
+    private func bind(_ endpoint: Endpoint, _ bootstrap: ServerBootstrap, _ http: HTTP1Channel) async throws -> NIOAsyncChannel<HTTP1Channel.Value, Never> {
+        let setup: @Sendable (any Channel) -> EventLoopFuture<HTTP1Channel.Value> = { http.setup(channel: $0, logger: logger) }
+        switch endpoint {
+        case .inherited(let fd):
+            return try await bootstrap.bind(fd, childChannelInitializer: setup)
+        case .tcp(let host, let port):
+            return try await bootstrap.bind(host: host, port: port, childChannelInitializer: setup)
+        case .unixSocket(let path, let mode, let group):
+            try SocketFile.prepare(path)
+            let server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false,
+                                                  childChannelInitializer: setup)
+            try SocketFile.setAccess(path, mode: mode, group: group)
+            return server
+        }
+    }
+}
