@@ -229,6 +229,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         condition.lock()
         closed = true
         epoch &+= 1
+        counters.measuredFPS = 0
+        counters.lastFrameMonotonic = nil
         let failed = waiters.values
         waiters.removeAll()
         let streams = subscribers.values

@@ -1,4 +1,6 @@
 import ArgumentParser
+import Client
+import Foundation
 import V4L2
 
 struct Controls: ParsableCommand {
@@ -11,9 +13,14 @@ struct Controls: ParsableCommand {
     @Argument(help: "NAME=VALUE pairs to set; none lists the controls.")
     var assignments: [String] = []
 
+    @OptionGroup var daemon: DaemonSelection
+
     func validate() throws { _ = try parseAssignments(assignments) }
 
     func run() throws {
+        if let client = daemon.daemon(), let id = try DaemonCall.cameraID(client, matching: device) {
+            return try throughDaemon(client, id)
+        }
         do {
             let camera = try VideoDevice(path: try DeviceDiscovery.resolve(device))
             if assignments.isEmpty {
@@ -25,6 +32,27 @@ struct Controls: ParsableCommand {
             }
         } catch let error as DeviceError {
             throw fail(error.message, ExitStatus.code(for: error))
+        }
+    }
+
+    /// The camera is camd's: its controls are read and set through camd, which keeps them across reconnects.
+    func throughDaemon(_ client: DaemonClient, _ id: String) throws {
+        let reply: DaemonReply
+        if assignments.isEmpty {
+            reply = try DaemonCall.perform(client, "GET", "/v1/cameras/\(id)/controls")
+        } else {
+            var body: [String: String] = [:]
+            for (name, value) in try parseAssignments(assignments) { body[name] = value }
+            let json = try JSONSerialization.data(withJSONObject: body)
+            reply = try DaemonCall.perform(client, "PUT", "/v1/cameras/\(id)/controls", body: Array(json))
+        }
+        for control in (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [[String: Any]] ?? [] {
+            var text = "\(control["name"] ?? "?") (\(control["type"] ?? "?"))"
+            if let value = control["value"] { text += " = \(value)" }
+            if let low = control["minimum"], let high = control["maximum"], ["integer", "integer64"].contains(control["type"] as? String) {
+                text += "  [\(low) to \(high), default \(control["default"] ?? "?")]"
+            }
+            print(text)
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CaptureSession
+import Client
 import JPEG
 import V4L2
 import VideoCore
@@ -37,6 +38,8 @@ struct SnapshotCommand: ParsableCommand {
     @Argument(help: "Controls to set first, NAME=VALUE (e.g. brightness=140).")
     var controls: [String] = []
 
+    @OptionGroup var daemon: DaemonSelection
+
     func validate() throws {
         if let size, FrameSize(parsing: size) == nil { throw ValidationError("--size must be WIDTHxHEIGHT, such as 1280x720; got \"\(size)\"") }
         if let format, PixelFormat(parsing: format) == nil {
@@ -50,6 +53,10 @@ struct SnapshotCommand: ParsableCommand {
     }
 
     func run() throws {
+        if device != FrameSources.syntheticName, controls.isEmpty, let client = daemon.daemon(),
+           let id = try DaemonCall.cameraID(client, matching: device) {
+            return try fromDaemon(client, camera: id)
+        }
         var options = Snapshot.Options(device: device)
         options.request = CaptureRequest(
             format: format.flatMap(PixelFormat.init(parsing:)), size: requestedSize, fps: fps)
@@ -79,6 +86,22 @@ struct SnapshotCommand: ParsableCommand {
             throw fail("\(error)", ExitStatus.outputFailed)
         }
         printError(summary(result))
+    }
+
+    /// The newest frame of camd's running stream: no open, no warm-up, no second owner of the device.
+    func fromDaemon(_ client: DaemonClient, camera id: String) throws {
+        let reply = try DaemonCall.perform(client, "GET", "/v1/cameras/\(id)/snapshot")
+        if size != nil || format != nil || fps != nil || quality != FrameEncoder.defaultQuality {
+            printError("camctl: note: camd's camera \(id) keeps its own size, format, rate and quality; change them with its configure endpoint, or use --no-daemon")
+        }
+        do {
+            if output == "-" { try StandardOutput.write(reply.body) } else { try AtomicFile.write(reply.body, to: output) }
+        } catch {
+            throw fail("\(error)", ExitStatus.outputFailed)
+        }
+        let frameSize = reply.headers["x-frame-size"] ?? "?"
+        let sequence = reply.headers["x-frame-sequence"] ?? "?"
+        printError("camd camera \(id) (\(client.socketPath)): \(frameSize), frame #\(sequence), \(reply.body.count) bytes → \(output == "-" ? "standard output" : output)")
     }
 
     func summary(_ result: Snapshot.Result) -> String {

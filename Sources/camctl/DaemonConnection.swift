@@ -1,0 +1,87 @@
+import ArgumentParser
+import Client
+import Foundation
+
+/// How camctl finds camd; shared by the commands that can use it.
+struct DaemonSelection: ParsableArguments {
+    @Option(name: .customLong("socket"), help: "camd's socket (default: $CAMD_SOCKET, /run/camd.sock, $XDG_RUNTIME_DIR/camd.sock).")
+    var socketPath: String?
+
+    @Flag(help: "Do not use camd even if it runs; open the camera directly.")
+    var noDaemon = false
+
+    /// The running daemon, or nil to work without it.
+    func daemon() -> DaemonClient? {
+        noDaemon ? nil : DaemonClient.locate(explicit: socketPath)
+    }
+
+    /// The daemon, which this command requires.
+    func requiredDaemon() throws -> DaemonClient {
+        guard let client = DaemonClient.locate(explicit: socketPath) else {
+            let tried = DaemonClient.candidatePaths(explicit: socketPath).joined(separator: ", ")
+            throw fail("camd is not running (no answer on \(tried)); start it with `systemctl start camd` or run `camd`", ExitStatus.deviceIO)
+        }
+        return client
+    }
+}
+
+/// A reply from camd turned into camctl's output and exit codes.
+enum DaemonCall {
+    static func perform(_ client: DaemonClient, _ method: String, _ path: String, body: [UInt8]? = nil) throws -> DaemonReply {
+        let reply: DaemonReply
+        do { reply = try client.request(method, path, body: body) } catch { throw fail(error.description, ExitStatus.deviceIO) }
+        guard (200..<300).contains(reply.status) else {
+            let (code, message) = errorParts(reply)
+            throw fail("camd: \(message)", exitCode(status: reply.status, code: code))
+        }
+        return reply
+    }
+
+    static func errorParts(_ reply: DaemonReply) -> (String, String) {
+        let object = (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any]
+        let error = object?["error"] as? [String: Any]
+        return (error?["code"] as? String ?? "", error?["message"] as? String ?? "HTTP \(reply.status)")
+    }
+
+    static func exitCode(status: Int, code: String) -> ExitCode {
+        switch code {
+        case "unknown_camera": return ExitStatus.noSuchDevice
+        case "disk_full", "permission_denied", "io_failure": return ExitStatus.outputFailed
+        case "camera_failed": return ExitStatus.unsupported
+        default: break
+        }
+        switch status {
+        case 400, 413: return ExitStatus.usage
+        case 404: return ExitStatus.noSuchDevice
+        case 503, 504: return ExitStatus.deviceIO
+        default: return ExitCode(1)
+        }
+    }
+
+    /// The daemon's cameras as JSON objects.
+    static func cameras(_ client: DaemonClient) throws -> [[String: Any]] {
+        let reply = try perform(client, "GET", "/v1/cameras")
+        return (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [[String: Any]] ?? []
+    }
+
+    /// The id of the daemon's camera that `selector` names (an id, a device path or selector,
+    /// a card name), the first camera when nil; nil when the daemon has no such camera.
+    static func cameraID(_ client: DaemonClient, matching selector: String?) throws -> String? {
+        let all = try cameras(client)
+        guard let selector else { return all.first?["id"] as? String }
+        let resolved = (try? FileManager.default.destinationOfSymbolicLink(atPath: selector)).map {
+            $0.hasPrefix("/") ? $0 : ((selector as NSString).deletingLastPathComponent as NSString).appendingPathComponent($0)
+        }
+        for camera in all {
+            let id = camera["id"] as? String ?? ""
+            let device = camera["device"] as? String
+            let source = (camera["source"] as? String)?.split(separator: " ").first.map(String.init)
+            let card = camera["card"] as? String
+            if id == selector || device == selector || source == selector || (resolved != nil && source == resolved)
+                || card?.lowercased() == selector.lowercased() {
+                return id
+            }
+        }
+        return nil
+    }
+}
