@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""camd end to end on vivid, inside the test VM (run by scripts/vivid-guest.sh).
+
+Starts the real camd on /dev/video0 and drives it over its Unix socket as
+curl would: status, snapshot colours, MJPEG stream rate, configure while
+running, controls, photos, metrics, stop releasing the device, disconnect and
+recovery, socket activation, READY=1 and WATCHDOG=1 on a NOTIFY_SOCKET.
+Prints PASS/FAIL lines and a final "N passed, N failed" line.
+
+usage: vivid-daemon-checks.py REPO RESULTS_DIR
+"""
+import http.client
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from PIL import Image
+
+REPO, RESULTS = sys.argv[1], sys.argv[2]
+CAMD = os.path.join(REPO, ".build/debug/camd")
+CAMCTL = os.path.join(REPO, ".build/debug/camctl")
+SOCK = "/run/camd-test.sock"
+NOTIFY = "/run/camd-notify.sock"
+WORK = tempfile.mkdtemp(prefix="camd-daemon-")
+PHOTOS = os.path.join(WORK, "photos")
+BARS = [(191, 191, 191), (191, 191, 0), (0, 191, 191), (0, 191, 0), (191, 0, 191), (191, 0, 0), (0, 0, 191), (0, 0, 0)]
+
+passed = failed = 0
+log = open(os.path.join(RESULTS, "daemon-checks.log"), "w")
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+    line = f"{'PASS' if ok else 'FAIL'}: {name}" + (f" ({detail})" if detail else "")
+    print(line, flush=True)
+    log.write(line + "\n")
+    log.flush()
+
+
+class UnixHTTP(http.client.HTTPConnection):
+    def __init__(self, path, timeout=60):
+        super().__init__("camd", timeout=timeout)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
+def call(method, path, body=None, sock=SOCK, timeout=60):
+    conn = UnixHTTP(sock, timeout)
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return response.status, dict(response.getheaders()), data
+
+
+def status(camera="vivid"):
+    _, _, data = call("GET", f"/v1/cameras/{camera}")
+    return json.loads(data)["status"]
+
+
+def wait_for(predicate, timeout, step=0.25):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if predicate():
+                return True
+        except Exception:
+            pass
+        time.sleep(step)
+    return False
+
+
+def bars(jpeg):
+    image = Image.open(io.BytesIO(jpeg)).convert("RGB")
+    w, h = image.size
+    row = h * 3 // 5
+    colours = []
+    for bar in range(8):
+        cx = (2 * bar + 1) * w // 16
+        pixels = [image.getpixel((x, y)) for x in range(cx - 3, cx + 4) for y in range(row - 3, row + 4)]
+        colours.append(tuple(sum(p[i] for p in pixels) // len(pixels) for i in range(3)))
+    return image.size, colours
+
+
+def bars_ok(colours, tolerance=10):
+    return all(abs(a - b) <= tolerance for got, want in zip(colours, BARS) for a, b in zip(got, want))
+
+
+def mean_level(jpeg):
+    image = Image.open(io.BytesIO(jpeg)).convert("L")
+    data = list(image.getdata())
+    return sum(data) / len(data)
+
+
+class NotifyListener(threading.Thread):
+    """A NOTIFY_SOCKET as systemd provides one: collects READY=1, WATCHDOG=1, STATUS=."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        if os.path.exists(path):
+            os.unlink(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.messages = []
+
+    def run(self):
+        while True:
+            try:
+                data = self.sock.recv(4096).decode()
+            except OSError:
+                return
+            self.messages.append((time.time(), data))
+
+    def has(self, text):
+        return any(text in m for _, m in self.messages)
+
+    def count(self, text):
+        return sum(1 for _, m in self.messages if text in m)
+
+
+def start_camd(config, extra_env=None, args=()):
+    env = dict(os.environ)
+    env.update(extra_env or {})
+    stderr = open(os.path.join(RESULTS, "camd-daemon.log"), "a")
+    return subprocess.Popen([CAMD, "--config", config, "--photos", PHOTOS, *args], env=env,
+                            stdout=stderr, stderr=stderr, stdin=subprocess.DEVNULL)
+
+
+def stop_camd(process, limit=15):
+    started = time.time()
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(limit)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return None
+    return time.time() - started
+
+
+config = os.path.join(WORK, "camd.toml")
+with open(config, "w") as f:
+    f.write(f"""
+[daemon]
+socket = "{SOCK}"
+log_level = "debug"
+
+[[camera]]
+id = "vivid"
+device = "/dev/video0"
+format = "YUYV"
+size = "640x480"
+fps = 25
+""")
+
+notify = NotifyListener(NOTIFY)
+notify.start()
+started = time.time()
+camd = start_camd(config, {"NOTIFY_SOCKET": NOTIFY, "WATCHDOG_USEC": "2000000"})
+ready = wait_for(lambda: notify.has("READY=1"), 90)
+check("camd sends READY=1 once its socket is bound and the camera started", ready,
+      f"{time.time() - started:.1f} s after start")
+check("the socket is srw-rw---- group video", oct(os.stat(SOCK).st_mode & 0o777) == "0o660" and os.stat(SOCK).st_gid == 44)
+
+try:
+    s = status()
+    check("status: the vivid camera is running", s["state"] == "running", s.get("reason", ""))
+    check("status: 640x480 YUYV at 25 fps configured", s.get("size") == "640x480" and s.get("format") == "YUYV"
+          and s.get("configured_fps") == 25, f"{s.get('size')} {s.get('format')} {s.get('configured_fps')}")
+    time.sleep(3)
+    s = status()
+    check("status: measured capture rate is about 25 fps", 20 <= s["measured_fps"] <= 30, f"{s['measured_fps']} fps")
+
+    code, headers, jpeg = call("GET", "/v1/cameras/vivid/snapshot")
+    size, colours = bars(jpeg)
+    check("GET snapshot: a 640x480 JPEG", code == 200 and size == (640, 480), f"HTTP {code}, {size}")
+    check("GET snapshot: the eight bars have vivid's colours, black near 0", bars_ok(colours) and max(colours[7]) <= 6, str(colours))
+    check("GET snapshot: frame headers", "X-Frame-Sequence" in headers and headers.get("X-Frame-Size") == "640x480")
+
+    requested = time.time()
+    code, headers, jpeg = call("GET", "/v1/cameras/vivid/snapshot?max_age_ms=0")
+    check("max_age_ms=0 gives a frame captured after the request",
+          code == 200 and float(headers.get("X-Capture-Time", "0")) >= requested - 0.05,
+          f"captured {float(headers.get('X-Capture-Time', '0')) - requested:+.3f} s")
+
+    # The MJPEG stream, thinned to 5 fps, for 6 seconds.
+    conn = UnixHTTP(SOCK, 30)
+    conn.request("GET", "/v1/cameras/vivid/stream?fps=5")
+    response = conn.getresponse()
+    boundary = b"--camdframe"
+    received, frames, t0 = b"", 0, time.time()
+    while time.time() - t0 < 6:
+        received += response.read1(65536)
+    conn.close()
+    frames = received.count(boundary)
+    check("stream: multipart/x-mixed-replace at the asked rate (about 5 fps)",
+          response.getheader("Content-Type", "").startswith("multipart/x-mixed-replace") and 22 <= frames <= 38,
+          f"{frames} frames in 6 s")
+    first = received.find(b"\xff\xd8")
+    end = received.find(boundary, first)
+    part_ok = first > 0 and Image.open(io.BytesIO(received[first:end - 2])).size == (640, 480)
+    check("stream: each part is a whole 640x480 JPEG", part_ok)
+
+    code, _, data = call("POST", "/v1/cameras/vivid/configure", {"size": "1280x720", "fps": 10})
+    body = json.loads(data)
+    check("configure while running: 1280x720 at 10 fps", code == 200 and body.get("size") == "1280x720"
+          and body.get("state") == "running", f"HTTP {code} {body.get('size')} {body.get('state')}")
+    code, _, jpeg = call("GET", "/v1/cameras/vivid/snapshot?max_age_ms=0")
+    check("configure while running: snapshots now 1280x720", code == 200 and bars(jpeg)[0] == (1280, 720))
+    code, _, data = call("POST", "/v1/cameras/vivid/configure", {"size": "640x480", "fps": 25})
+    check("configure back to 640x480", code == 200)
+    code, _, data = call("POST", "/v1/cameras/vivid/configure", {"fps": "fast"})
+    check("configure with a bad value: 400 naming the field, settings kept",
+          code == 400 and "fps" in json.loads(data)["error"]["message"] and status()["size"] == "640x480")
+
+    code, _, data = call("GET", "/v1/cameras/vivid/controls")
+    names = [c["name"] for c in json.loads(data)] if code == 200 else []
+    check("GET controls lists brightness and vivid's fault controls", "brightness" in names and "disconnect" in names)
+    dark = mean_level(call("GET", "/v1/cameras/vivid/snapshot?max_age_ms=0")[2])
+    code, _, _ = call("PUT", "/v1/cameras/vivid/controls", {"brightness": 220})
+    time.sleep(0.5)
+    bright = mean_level(call("GET", "/v1/cameras/vivid/snapshot?max_age_ms=0")[2])
+    check("PUT controls brightness=220 brightens the image", code == 200 and bright > dark + 20, f"{dark:.0f} → {bright:.0f}")
+    code, _, data = call("PUT", "/v1/cameras/vivid/controls", {"brightness": 300})
+    check("PUT controls out of range: 400 that states the range", code == 400 and "0 and 255" in data.decode(), data.decode()[:120])
+    call("PUT", "/v1/cameras/vivid/controls", {"brightness": 128})
+
+    code, _, data = call("POST", "/v1/cameras/vivid/snapshot")
+    record = json.loads(data)
+    check("POST snapshot saves a photo", code == 201 and os.path.exists(os.path.join(PHOTOS, "vivid", record.get("name", "-"))),
+          record.get("name", data.decode()[:100]))
+    code, _, data = call("GET", "/v1/photos?camera=vivid")
+    check("GET photos lists it", code == 200 and record["name"] in [p["name"] for p in json.loads(data)])
+    code, headers, jpeg = call("GET", f"/v1/photos/{record['name']}")
+    check("GET photos/{name} serves the JPEG", code == 200 and jpeg[:2] == b"\xff\xd8")
+    code, _, data = call("GET", "/v1/photos/..%2F..%2Fetc%2Fpasswd")
+    check("a photo name escaping the folder is refused", code in (400, 404) and b"error" in data)
+    code, _, _ = call("DELETE", f"/v1/photos/{record['name']}")
+    check("DELETE photos/{name}", code == 204 and call("GET", f"/v1/photos/{record['name']}")[0] == 404)
+
+    code, _, data = call("GET", "/metrics")
+    text = data.decode()
+    samples = [l for l in text.splitlines() if l and not l.startswith("#")]
+    parsed = all(len(l.rsplit(" ", 1)) == 2 and float(l.rsplit(" ", 1)[1]) >= 0 for l in samples)
+    check("/metrics parses as Prometheus text", code == 200 and parsed and 'camd_frames_captured_total{camera="vivid"}' in text,
+          f"{len(samples)} samples")
+
+    code, _, data = call("POST", "/v1/cameras/vivid/stop")
+    check("POST stop: idle", code == 200 and json.loads(data)["state"] == "idle")
+    grab = subprocess.run(["v4l2-ctl", "-d", "/dev/video0", "--stream-mmap", "--stream-count=3", "--stream-to=/dev/null"],
+                          capture_output=True, timeout=60)
+    check("after stop another program can stream the device (v4l2-ctl)", grab.returncode == 0, grab.stderr.decode()[-200:])
+    code, _, data = call("POST", "/v1/cameras/vivid/start")
+    check("POST start: running again", code == 200 and json.loads(data)["state"] == "running")
+
+    watchdogs = notify.count("WATCHDOG=1")
+    check("WATCHDOG=1 keeps coming while healthy (WATCHDOG_USEC=2 s)", watchdogs >= 5, f"{watchdogs} pings")
+    check("STATUS= summarises the cameras", notify.has("STATUS=vivid running"))
+
+    env = dict(os.environ, CAMD_SOCKET=SOCK)
+    shot = subprocess.run([CAMCTL, "snapshot", "-o", os.path.join(WORK, "via-daemon.jpg")], capture_output=True, env=env, timeout=60)
+    check("camctl snapshot goes through the running daemon", shot.returncode == 0 and b"camd camera vivid" in shot.stderr,
+          shot.stderr.decode()[-200:])
+
+    # Disconnect: the device vanishes; camd waits, answers 503 at once, and comes back by itself.
+    subprocess.run(["v4l2-ctl", "-d", "/dev/video0", "-c", "disconnect=1"], capture_output=True, timeout=30)
+    waiting = wait_for(lambda: status()["state"] == "waiting-for-device", 20)
+    check("disconnect: status says waiting-for-device with the reason", waiting, status().get("reason", ""))
+    t0 = time.time()
+    code, _, data = call("GET", "/v1/cameras/vivid/snapshot")
+    check("disconnect: snapshot gives 503 at once", code == 503 and time.time() - t0 < 3,
+          f"HTTP {code} after {time.time() - t0:.2f} s")
+    back = wait_for(lambda: status()["state"] == "running", 60)
+    check("disconnect: capture resumes by itself when the node is back", back, status().get("state"))
+    code, _, jpeg = call("GET", "/v1/cameras/vivid/snapshot?max_age_ms=0")
+    check("after reconnect snapshots work again", code == 200 and jpeg[:2] == b"\xff\xd8")
+finally:
+    elapsed = stop_camd(camd)
+    check("SIGTERM: camd exits within 5 s", elapsed is not None and elapsed < 5, f"{elapsed}")
+    check("SIGTERM: the socket file is removed", not os.path.exists(SOCK))
+
+# Socket activation with systemd's own tool.
+activated_sock = "/run/camd-activated.sock"
+env = dict(os.environ)
+sa = subprocess.Popen(["systemd-socket-activate", "-l", activated_sock, CAMD, "--config", config, "--photos", PHOTOS],
+                      stdout=open(os.path.join(RESULTS, "camd-activated.log"), "w"), stderr=subprocess.STDOUT, env=env)
+try:
+    up = wait_for(lambda: os.path.exists(activated_sock), 20)
+    ok = False
+    if up:
+        try:
+            code, _, data = call("GET", "/v1/status", sock=activated_sock, timeout=90)
+            ok = code == 200 and json.loads(data)["cameras"][0]["id"] == "vivid"
+        except Exception as error:
+            data = str(error).encode()
+    check("socket activation: systemd-socket-activate starts camd on the first request, which serves it", ok, data[:100])
+    activated_log = open(os.path.join(RESULTS, "camd-activated.log")).read()
+    check("socket activation: camd used the passed socket", "the socket systemd passed" in activated_log)
+finally:
+    sa.send_signal(signal.SIGTERM)
+    try:
+        sa.wait(15)
+    except subprocess.TimeoutExpired:
+        sa.kill()
+
+print(f"{passed} passed, {failed} failed", flush=True)
+log.write(f"{passed} passed, {failed} failed\n")
+sys.exit(1 if failed else 0)
