@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "Client", dependencies: ["VideoCore"], swiftSettings: strict),
         // The daemon's wiring that tests reach: configuration, systemd, services.
         .target(name: "Daemon", dependencies: [
-            "CaptureSession", "ControlAPI", "V4L2", "CSystemd",
+            "CaptureSession", "ControlAPI", "V4L2", "CSystemd", "CV4L2",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),

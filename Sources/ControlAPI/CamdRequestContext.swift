@@ -19,6 +19,13 @@ public struct CamdRequestContext: RequestContext {
     /// JSON bodies are small: configure and controls requests.
     public var maxUploadSize: Int { JSONBody.limit }
 
+    /// Whether the request came over TCP rather than the Unix socket.
+    var isTCP: Bool {
+        guard let address = channel?.localAddress else { return false }
+        if case .unixDomainSocket = address { return false }
+        return true
+    }
+
     /// The peer's pid, uid and gid (SO_PEERCRED) on a Unix socket; nil on TCP.
     public func peer() async -> PeerCredentials? {
         guard let provider = channel as? any SocketOptionProvider else { return nil }

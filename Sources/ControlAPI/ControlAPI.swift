@@ -28,12 +28,15 @@ public struct APIServices: Sendable {
     public var photos: PhotoOutput
     public var daemon: DaemonInfo
     public var logger: Logger
+    public var access: AccessPolicy
 
-    public init(cameras: Cameras, photos: PhotoOutput, daemon: DaemonInfo, logger: Logger = Logger(label: "camd.api")) {
+    public init(cameras: Cameras, photos: PhotoOutput, daemon: DaemonInfo, logger: Logger = Logger(label: "camd.api"),
+                access: AccessPolicy = AccessPolicy()) {
         self.cameras = cameras
         self.photos = photos
         self.daemon = daemon
         self.logger = logger
+        self.access = access
     }
 }
 
@@ -42,6 +45,7 @@ public struct APIServices: Sendable {
 public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
     let router = Router(context: CamdRequestContext.self)
     router.add(middleware: JSONErrorMiddleware())
+    router.add(middleware: AccessMiddleware(policy: services.access))
     let v1 = router.group("v1")
     addStatusRoutes(v1, services)
     addCameraRoutes(v1, services)

@@ -53,14 +53,22 @@ public enum CamdDaemon {
         })
         let photoRoot = options.photoRoot ?? configuration.photoRoot ?? defaultPhotoRoot()
         let photos = PhotoOutput(root: photoRoot)
+        let access = AccessPolicy(fullAccessGroup: configuration.socketGroup.flatMap(SocketFile.groupID),
+                                  readOnlyGroup: configuration.readOnlyGroup.flatMap(SocketFile.groupID),
+                                  tcpToken: configuration.tcpToken)
+        if let group = configuration.readOnlyGroup, access.readOnlyGroup == nil {
+            printError("camd: read_only_group \"\(group)\" does not exist; create it (groupadd \(group)) or remove the setting")
+            return Exit.configuration
+        }
         let services = APIServices(cameras: cameras, photos: photos, daemon: DaemonInfo(version: version),
-                                   logger: Logger(label: "camd.api"))
+                                   logger: Logger(label: "camd.api"), access: access)
         let endpoints = listenEndpoints(configuration, options)
         logger.notice("camd \(version) starting: cameras \(cameras.ids.joined(separator: ", ")); photos in \(photoRoot)")
 
         let readiness = Readiness(cameraCount: cameras.sessions.count)
         let exitStatus = Mutex<Int32>(0)
-        let listener = HTTPListener(endpoints: endpoints, router: buildRouter(services), logger: logger) {
+        let listener = HTTPListener(endpoints: endpoints, router: buildRouter(services), logger: logger,
+                                    readOnlyGroup: configuration.readOnlyGroup) {
             await readiness.mark(.listening)
         }
         let cameraService = CameraService(cameras: cameras, photos: photos, logger: logger) {

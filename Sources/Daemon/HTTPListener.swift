@@ -35,10 +35,17 @@ public struct HTTPListener: Service {
     let responder: RouterResponder<CamdRequestContext>
     let logger: Logger
     let onListening: @Sendable () async -> Void
+    /// A group given connect access to the Unix socket by an ACL entry (read-only API users).
+    let readOnlyGroup: String?
 
-    public init(endpoints: [Endpoint], router: Router<CamdRequestContext>, logger: Logger,
+    /// Limits on request heads; bodies are limited per route (64 KiB of JSON).
+    static let headerLimits = HTTP1Channel.Configuration.DecoderConfiguration(
+        maxHeaderFieldSize: 8 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
+
+    public init(endpoints: [Endpoint], router: Router<CamdRequestContext>, logger: Logger, readOnlyGroup: String? = nil,
                 onListening: @escaping @Sendable () async -> Void = {}) {
         self.endpoints = endpoints
+        self.readOnlyGroup = readOnlyGroup
         self.responder = router.buildResponder()
         self.logger = logger
         self.onListening = onListening
@@ -57,7 +64,11 @@ public struct HTTPListener: Service {
                 response = Response(status: .internalServerError)
             }
             try await writer.write(response: response.head, body: response.body)
-        })
+        }, configuration: {
+            var configuration = HTTP1Channel.Configuration()
+            configuration.httpDecoder = Self.headerLimits
+            return configuration
+        }())
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
@@ -94,6 +105,10 @@ public struct HTTPListener: Service {
         let setup: @Sendable (any Channel) -> EventLoopFuture<HTTP1Channel.Value> = { http.setup(channel: $0, logger: logger) }
         switch endpoint {
         case .inherited(let fd):
+            if let readOnlyGroup, let path = SocketFile.boundPath(of: fd) {
+                var info = stat()
+                if stat(path, &info) == 0 { try SocketFile.grantGroup(path, group: readOnlyGroup, mode: UInt32(info.st_mode & 0o777)) }
+            }
             return try await bootstrap.bind(fd, childChannelInitializer: setup)
         case .tcp(let host, let port):
             return try await bootstrap.bind(host: host, port: port, childChannelInitializer: setup)
@@ -102,6 +117,7 @@ public struct HTTPListener: Service {
             let server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false,
                                                   childChannelInitializer: setup)
             try SocketFile.setAccess(path, mode: mode, group: group)
+            if let readOnlyGroup { try SocketFile.grantGroup(path, group: readOnlyGroup, mode: mode) }
             return server
         }
     }

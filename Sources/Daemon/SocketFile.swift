@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CV4L2  // setxattr, which Glibc does not export
 
 /// A failure to set up the control socket, with what to do about it.
 public struct SocketError: Error, CustomStringConvertible, Sendable {
@@ -50,6 +51,36 @@ enum SocketFile {
         guard chmod(path, mode_t(mode)) == 0 else {
             throw SocketError(description: "cannot set mode \(String(mode, radix: 8)) on \(path): \(String(cString: strerror(errno)))")
         }
+    }
+
+    /// Lets a second group connect too (read-only API users), with a POSIX ACL entry
+    /// `group:NAME:rw` on the socket file, leaving its owner, group and mode as they are.
+    static func grantGroup(_ path: String, group name: String, mode: UInt32) throws {
+        guard let gid = groupID(name) else {
+            throw SocketError(description: "read-only group \"\(name)\" does not exist; create it or unset read_only_group")
+        }
+        func entry(_ tag: UInt16, _ permissions: UInt16, _ id: UInt32 = .max) -> [UInt8] {
+            [UInt8(tag & 0xff), UInt8(tag >> 8), UInt8(permissions & 0xff), UInt8(permissions >> 8)]
+                + (0..<4).map { UInt8((id >> ($0 * 8)) & 0xff) }
+        }
+        let owner = UInt16((mode >> 6) & 7), groupBits = UInt16((mode >> 3) & 7), other = UInt16(mode & 7)
+        let acl: [UInt8] = [2, 0, 0, 0] + entry(0x01, owner) + entry(0x04, groupBits) + entry(0x08, 6, gid)
+            + entry(0x10, groupBits | 6) + entry(0x20, other)
+        guard setxattr(path, "system.posix_acl_access", acl, acl.count, 0) == 0 else {
+            throw SocketError(description: "cannot add an ACL for group \(name) to \(path): \(String(cString: strerror(errno))) (does the file system support ACLs?)")
+        }
+    }
+
+    /// The path a listening Unix socket is bound to (for sockets systemd passed).
+    static func boundPath(of fd: Int32) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let status = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard status == 0, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let path = withUnsafeBytes(of: address.sun_path) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return path.isEmpty ? nil : path
     }
 
     static func groupID(_ name: String) -> gid_t? {
