@@ -54,7 +54,17 @@ public final class CaptureStream {
             try device.control(CV4L2_VIDIOC_QBUF, &buffer, "queueing buffer \(index)")
         }
         var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
-        try device.control(CV4L2_VIDIOC_STREAMON, &type, "starting the stream (STREAMON)")
+        if case .failure(let error) = Syscall.ioctl(device.fd, CV4L2_VIDIOC_STREAMON, &type) {
+            // The format and buffers were accepted, so a refusal here is the device failing
+            // to start (whatever errno it uses), not something camd asked wrongly.
+            var failure = DeviceError.from(error, path: device.path, during: "starting the stream (STREAMON)")
+            if failure.kind == .unsupported {
+                failure = DeviceError(.streamFailed, path: device.path,
+                                      "\(device.path) failed to start streaming (STREAMON: \(error)); try again, and if it persists replug the camera or look at `dmesg`",
+                                      errno: error)
+            }
+            throw failure
+        }
         streaming = true
     }
 

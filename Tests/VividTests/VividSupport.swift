@@ -53,19 +53,11 @@ enum Vivid {
         return Double(rgb.reduce(0) { $0 + Int($1) }) / Double(rgb.count)
     }
 
-    static func expectBars(_ colours: [(Int, Int, Int)], grey: Bool = false, tolerance: Int = 8,
-                           sourceLocation: SourceLocation = #_sourceLocation) {
-        for (index, (got, want)) in zip(colours, bars).enumerated() {
-            let expected = grey ? greyLevel(want) : want
+    static func expectBars(_ colours: [(Int, Int, Int)], tolerance: Int = 8, sourceLocation: SourceLocation = #_sourceLocation) {
+        for (index, (got, expected)) in zip(colours, bars).enumerated() {
             let ok = abs(got.0 - expected.0) <= tolerance && abs(got.1 - expected.1) <= tolerance && abs(got.2 - expected.2) <= tolerance
             #expect(ok, "\(barNames[index]) bar is \(got), expected about \(expected)", sourceLocation: sourceLocation)
         }
-    }
-
-    /// The BT.601 luma of a bar, as a grey level.
-    static func greyLevel(_ c: (Int, Int, Int)) -> (Int, Int, Int) {
-        let y = Int((0.299 * Double(c.0) + 0.587 * Double(c.1) + 0.114 * Double(c.2)).rounded())
-        return (y, y, y)
     }
 
     /// Presses or sets one of vivid's controls from a separate file descriptor, as another program would.
