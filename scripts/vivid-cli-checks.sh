@@ -33,7 +33,7 @@ passed=0
 failed=0
 pass() { passed=$((passed + 1)); echo "PASS: $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
-info() { echo "      $*"; }
+info() { echo "INFO: $*"; }
 
 # run NAME TIMEOUT CMD... : runs CMD under `timeout`, stdout -> $LOGS/NAME.out,
 # stderr -> $LOGS/NAME.err; sets RC (124 = timed out) and SECS.
@@ -75,14 +75,9 @@ print(f"JPEG {size[0]}x{size[1]} {im.mode}")
 EOF
 }
 
-# pids that hold DEV open
+# pids that hold DEV open (one `find`: forking per fd is slow under TCG)
 holders() {
-    local p f
-    for p in /proc/[0-9]*; do
-        for f in "$p"/fd/*; do
-            [ "$(readlink "$f" 2>/dev/null)" = "$1" ] && { echo "${p#/proc/}"; break; }
-        done
-    done 2>/dev/null
+    find /proc/[0-9]*/fd -maxdepth 1 -lname "$1" 2>/dev/null | cut -d/ -f3 | sort -u | tr '\n' ' '
 }
 
 # Waits up to $2 s until DEV can be opened again (vivid re-registers its nodes
@@ -196,7 +191,7 @@ fi
 # ---------------------------------------------------------------- permissions
 # uid 65534 must be able to reach the binary (every folder on the way needs o+x)
 # and the Swift runtime (/opt/swift/usr/lib/swift/linux, via the binary's RUNPATH).
-if ! setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups test -x "$CAMCTL"; then
+if [ -e "$CAMCTL" ] && ! setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups test -x "$CAMCTL"; then
     info "uid $NOBODY cannot execute $CAMCTL:"; namei -l "$CAMCTL" 2>&1 | sed 's/^/      /'
 fi
 rm -f "$W/nobody.jpg"
@@ -252,6 +247,44 @@ else
 fi
 v4l2-ctl -d "$DEV" -c brightness=128 >/dev/null 2>&1
 
+# ---------------------------------------------------------------- usage / format / busy
+run usage 60 "$CAMCTL" snapshot --no-such-option
+if [ "$RC" = 64 ]; then
+    pass "snapshot --no-such-option exits 64"
+else
+    fail "snapshot --no-such-option: $(rc_desc $RC), want 64"; show_err usage
+fi
+
+# vivid offers only raw formats (YUYV, NV12, RGB3, ... no MJPG)
+rm -f "$W/fmt.jpg"
+run snapshot-badformat 120 "$CAMCTL" snapshot -d "$DEV" --format MJPG -o "$W/fmt.jpg"
+if [ "$RC" = 6 ] && [ ! -e "$W/fmt.jpg" ]; then
+    pass "snapshot --format MJPG (vivid has none) exits 6: $(head -1 "$LOGS/snapshot-badformat.err")"
+else
+    fail "snapshot --format MJPG: $(rc_desc $RC), want 6 and no file"; show_err snapshot-badformat
+fi
+
+# While another process streams, vivid answers S_FMT/REQBUFS with EBUSY.
+v4l2-ctl -d "$DEV" --set-fmt-video=width=640,height=480 --set-parm=5 >/dev/null 2>&1
+timeout 120 v4l2-ctl -d "$DEV" --stream-mmap --stream-count=500 --stream-to=/dev/null \
+    >"$LOGS/busy-streamer.log" 2>&1 </dev/null &
+streamer=$!
+for ((i = 0; i < 100; i++)); do
+    [ -n "$(holders "$DEV" | tr -d ' ')" ] && break
+    sleep 0.1
+done
+sleep 2                                    # past REQBUFS/STREAMON
+rm -f "$W/busy.jpg"
+run snapshot-busy 60 "$CAMCTL" snapshot -d "$DEV" -o "$W/busy.jpg"
+if ! kill -0 $streamer 2>/dev/null; then
+    fail "busy: the v4l2-ctl streamer was not running during the check: $(tail -2 "$LOGS/busy-streamer.log")"
+elif [ "$RC" = 5 ] && [ ! -e "$W/busy.jpg" ]; then
+    pass "snapshot while another process streams exits 5: $(head -1 "$LOGS/snapshot-busy.err")"
+else
+    fail "snapshot while another process streams: $(rc_desc $RC), want 5 and no file"; show_err snapshot-busy
+fi
+kill $streamer 2>/dev/null; wait $streamer 2>/dev/null
+
 # ---------------------------------------------------------------- fault injection
 # vivid's button control makes the next VIDIOC_STREAMON fail (once) with EINVAL.
 rm -f "$W/inj.jpg"
@@ -283,15 +316,17 @@ fi
 # other ioctls -> ENODEV). vivid re-registers the nodes once the LAST open file
 # handle on the instance is closed (so the disconnect must happen while camctl
 # holds the device, or it is undone at once when v4l2-ctl closes).
+# vivid runs 640x480 at 5 fps by default; --fps 5 --skip 50 keeps camctl
+# streaming for ~10 s, a wide window to disconnect in even under TCG.
 rm -f "$W/disc.jpg"
 t0=$SECONDS
-timeout -k 5 90 "$CAMCTL" snapshot -d "$DEV" --skip 50 -o "$W/disc.jpg" \
+timeout -k 5 90 "$CAMCTL" snapshot -d "$DEV" --size 640x480 --fps 5 --skip 50 -o "$W/disc.jpg" \
     >"$LOGS/snapshot-disconnect.out" 2>"$LOGS/snapshot-disconnect.err" </dev/null &
 bg=$!
 opened=
 for ((i = 0; i < 600; i++)); do           # up to 60 s for camctl to open the device
     h=$(holders "$DEV")
-    if [ -n "$h" ]; then opened=$h; break; fi
+    if [ -n "${h// /}" ]; then opened=$h; break; fi
     kill -0 $bg 2>/dev/null || break
     sleep 0.1
 done
@@ -318,7 +353,7 @@ else
     [ -e "$W/disc.jpg" ] && [ "$RC" != 0 ] && fail "snapshot during disconnect: exit $RC but $W/disc.jpg exists"
 fi
 left=$(holders "$DEV")
-[ -n "$left" ] && info "still holding $DEV: $left ($(cat /proc/$left/cmdline 2>/dev/null | tr '\0' ' '))"
+for pid in $left; do info "still holding $DEV: pid $pid: $(tr '\0' ' ' </proc/$pid/cmdline 2>/dev/null)"; done
 if wait_dev_usable "$DEV" 30; then
     rm -f "$W/reconnect.jpg"
     why=

@@ -118,7 +118,8 @@ public actor CaptureSession {
         try await ensureRunning()
         let interval = frameInterval
         let age = maxAge ?? interval
-        let wait = timeout ?? .milliseconds(Int64(max(3, 10 * interval) * 1000))
+        // Generous: it returns as soon as a frame arrives, and a slow machine may need it.
+        let wait = timeout ?? .milliseconds(Int64(max(10, 10 * interval) * 1000))
         do {
             return try await hub.frame(notBefore: Self.monotonicNow() - age, timeout: wait)
         } catch let error as SessionError {
@@ -159,7 +160,7 @@ public actor CaptureSession {
         var notBefore = Self.monotonicNow()
         for _ in 0..<Self.warmUpFrames {
             do {
-                let frame = try await hub.frame(notBefore: notBefore, timeout: .seconds(max(3, 10 * frameInterval)))
+                let frame = try await hub.frame(notBefore: notBefore, timeout: .seconds(max(10, 10 * frameInterval)))
                 notBefore = frame.monotonicTime + 0.000_001
             } catch let error as SessionError {
                 throw error

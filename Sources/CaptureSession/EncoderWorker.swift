@@ -36,7 +36,7 @@ final class EncoderWorker: Sendable {
                 EncodedFrame(jpeg: $0, sequence: frame.sequence, captureTime: frame.captureTime,
                              monotonicTime: frame.monotonicTime, size: frame.layout.size,
                              sourceFormat: frame.layout.format, encodeSeconds: frame.layout.format.isJPEG ? 0 : seconds)
-            }, generation: generation)
+            }, generation: generation, epoch: epoch)
         }
     }
 }

@@ -100,9 +100,14 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         return nil
     }
 
-    /// Hands an encoded frame to everyone waiting for it.
-    func deliver(_ encoded: EncodedFrame?, generation: UInt64) {
+    /// Hands an encoded frame to everyone waiting for it. A frame from an earlier run
+    /// (an encoder that finished after a restart) is dropped: it was made with other settings.
+    func deliver(_ encoded: EncodedFrame?, generation: UInt64, epoch runEpoch: UInt64) {
         condition.lock()
+        guard runEpoch == epoch else {
+            condition.unlock()
+            return
+        }
         encodedGeneration = max(encodedGeneration, generation)
         guard let encoded else {
             counters.brokenFrames += 1
@@ -218,8 +223,11 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         defer { condition.unlock() }
         closed = false
         epoch &+= 1
-        rawGeneration = 0
-        encodedGeneration = 0
+        // Frames from before a restart were made with other settings: never serve them.
+        latestRaw = nil
+        latestEncoded = nil
+        // Generations keep counting across runs, so nothing from an earlier run looks newer.
+        encodedGeneration = rawGeneration
         condition.broadcast()
         return epoch
     }

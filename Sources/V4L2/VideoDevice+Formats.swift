@@ -224,14 +224,15 @@ extension VideoDevice {
     }
 
     /// The sample range the driver uses, resolving `V4L2_QUANTIZATION_DEFAULT` as the
-    /// V4L2 spec does: RGB and JPEG colourspace are full range, other Y'CbCr is limited.
+    /// kernel's own test pattern generator does: RGB, luma-only (GREY) and the JPEG
+    /// colourspace are full range, Y'CbCr is limited.
     static func range(of format: PixelFormat, colorspace: UInt32, quantization: UInt32) -> ColorRange {
         switch quantization {
         case V4L2_QUANTIZATION_FULL_RANGE.rawValue: return .full
         case V4L2_QUANTIZATION_LIM_RANGE.rawValue: return .limited
         default:
-            let rgbFormats: Set<PixelFormat> = [.rgb24, .bgr24, .xbgr32, .xrgb32]
-            if rgbFormats.contains(format) || format.isJPEG { return .full }
+            let fullRangeFormats: Set<PixelFormat> = [.rgb24, .bgr24, .xbgr32, .xrgb32, .grey]
+            if fullRangeFormats.contains(format) || format.isJPEG { return .full }
             return colorspace == V4L2_COLORSPACE_JPEG.rawValue ? .full : .limited
         }
     }

@@ -87,3 +87,16 @@ import VideoCore
         if case .success = toggle.parse("maybe") { Issue.record("maybe accepted") }
     }
 }
+
+@Suite struct QuantizationTests {
+    @Test func defaultsFollowTheKernelsPatternGenerator() {
+        let srgb = V4L2_COLORSPACE_SRGB.rawValue, unset = V4L2_QUANTIZATION_DEFAULT.rawValue
+        #expect(VideoDevice.range(of: .yuyv, colorspace: srgb, quantization: unset) == .limited)
+        #expect(VideoDevice.range(of: .nv12, colorspace: srgb, quantization: unset) == .limited)
+        #expect(VideoDevice.range(of: .grey, colorspace: srgb, quantization: unset) == .full)
+        #expect(VideoDevice.range(of: .rgb24, colorspace: srgb, quantization: unset) == .full)
+        #expect(VideoDevice.range(of: .yuyv, colorspace: V4L2_COLORSPACE_JPEG.rawValue, quantization: unset) == .full)
+        #expect(VideoDevice.range(of: .yuyv, colorspace: srgb, quantization: V4L2_QUANTIZATION_FULL_RANGE.rawValue) == .full)
+        #expect(VideoDevice.range(of: .grey, colorspace: srgb, quantization: V4L2_QUANTIZATION_LIM_RANGE.rawValue) == .limited)
+    }
+}

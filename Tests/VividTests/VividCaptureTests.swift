@@ -67,6 +67,7 @@ struct VividCaptureTests {
         let result = try Vivid.snapshot(format: .grey, size: FrameSize(width: 640, height: 480))
         let header = try JPEGDecoder().header(result.jpeg)
         #expect(header.subsampling == .gray)
+        #expect(result.configuration.layout.range == .full, "vivid's GREY is full range, like RGB")
         let (_, colours) = try Vivid.barColours(result.jpeg)
         // vivid's luma weights for coloured bars are its own; what must hold is
         // grey samples, full range (white 191, black 0) and the bars in luma order.

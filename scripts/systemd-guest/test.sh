@@ -1,0 +1,290 @@
+#!/bin/bash
+# Runs INSIDE the test VM as a service of the real systemd (PID 1), started by
+# systemd.run= (scripts/test-systemd boots it). Installs camd with
+# scripts/install, loads vivid and checks the shipped units for real.
+#
+# Reads SHARE/test.env (written by the host): REPO, BIN_DIR, WATCHDOG_SEC.
+# Writes to SHARE (the exit status does not reach the host):
+#   results.txt   PASS/FAIL/INFO lines, one per check
+#   guest-status  "done N_PASSED N_FAILED", written last
+#   test.log      everything this script printed
+#   journal.txt, camd-journal.txt, snapshot.jpg, status*.json, states-*.txt
+# Never puts a Unix socket on the share (it hangs the guest).
+SHARE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=/dev/null
+. "$SHARE/test.env"
+export LC_ALL=C SYSTEMD_PAGER= SYSTEMD_COLORS=0
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+exec >>"$SHARE/test.log" 2>&1
+WATCHDOG_SEC=${WATCHDOG_SEC:-6}
+SOCK=/run/camd.sock
+T0=$SECONDS
+passed=0 failed=0
+: >"$SHARE/results.txt"
+
+say() { echo "[guest +$((SECONDS - T0))s] $*"; echo "[guest +$((SECONDS - T0))s] $*" >/dev/console 2>/dev/null; }
+result() {  # KIND NAME DETAIL
+    echo "$1 $2${3:+: $3}" >>"$SHARE/results.txt"
+    say "$1 $2${3:+: $3}"
+    case "$1" in PASS) passed=$((passed + 1)) ;; FAIL) failed=$((failed + 1)) ;; esac
+}
+pass() { result PASS "$@"; }
+fail() { result FAIL "$@"; }
+info() { result INFO "$@"; }
+check() {  # NAME DETAIL COMMAND...: PASS when the command succeeds
+    local name=$1 detail=$2
+    shift 2
+    if "$@"; then pass "$name" "$detail"; else fail "$name" "$detail"; fi
+}
+finish() {
+    journalctl -b --no-pager -o short-monotonic >"$SHARE/journal.txt" 2>&1
+    journalctl -b --no-pager -o short-monotonic -u camd.service -u camd.socket -u modprobe@videodev.service \
+        >"$SHARE/camd-journal.txt" 2>&1
+    say "done: $passed passed, $failed failed"
+    echo "done $passed $failed" >"$SHARE/guest-status"
+    sync
+    exit 0
+}
+show() { systemctl show -p "$2" --value "$1"; }
+api() {  # PATH [CURL ARGS...]: GET on the control socket
+    local path=$1
+    shift
+    curl -sS --max-time 120 --unix-socket "$SOCK" "$@" "http://camd$path"
+}
+# Polls camd.service's state every 0.1 s until it is active (or failed, or
+# after LIMIT s), writing each change to FILE, while something starts it.
+watch_states() {  # FILE LIMIT
+    local file=$1 limit=$2 last= now end=$((SECONDS + $2))
+    : >"$file"
+    while [ $SECONDS -lt $end ]; do
+        now=$(systemctl show -p ActiveState -p SubState -p StatusText camd.service | tr '\n' ' ')
+        if [ "$now" != "$last" ]; then echo "$(date +%s.%N) $now" >>"$file"; last=$now; fi
+        case "$now" in *ActiveState=active*|*ActiveState=failed*) break ;; esac
+        sleep 0.1
+    done
+}
+# A socket-activated start: curl /v1/status while watching the service
+# become active. Leaves the reply in FILE.json and the states in FILE.states.
+activate() {  # FILE
+    watch_states "$1.states" 150 &
+    local watcher=$!
+    api /v1/status -o "$1.json" -w '%{http_code}' >"$1.code" 2>"$1.err"
+    wait "$watcher"
+}
+# Opens /dev/video0 read-write from a process placed in UNIT's cgroup, so the
+# unit's device policy applies (as root, so file permissions do not).
+open_in_cgroup() {  # UNIT
+    local cg
+    cg=/sys/fs/cgroup$(show "$1" ControlGroup)
+    [ -e "$cg/cgroup.procs" ] || { echo "no cgroup $cg"; return 2; }
+    sh -c 'echo $$ >"$1/cgroup.procs" && exec python3 -c "
+import os, sys
+try:
+    os.close(os.open(\"/dev/video0\", os.O_RDWR)); print(\"opened\")
+except OSError as e:
+    print(e.strerror); sys.exit(1)"' sh "$cg"
+}
+
+say "systemd $(systemctl --version | head -1 | cut -d' ' -f2) as PID 1 ($(cat /proc/1/comm)), kernel $(uname -r), $(systemctl is-system-running)"
+[ "$(cat /proc/1/comm)" = systemd ] && pass pid1 "systemd is PID 1" || fail pid1 "PID 1 is $(cat /proc/1/comm)"
+
+# ---------------------------------------------------------------- install
+if grep -qw video4linux /proc/devices; then
+    info videodev "already loaded at boot; the ordering check below proves less"
+else
+    pass videodev-absent "videodev not loaded yet (no video4linux in /proc/devices)"
+fi
+say "installing: PREFIX=/usr/local scripts/install --no-build --bin-dir $BIN_DIR"
+if PREFIX=/usr/local "$REPO/scripts/install" --no-build --bin-dir "$BIN_DIR" >"$SHARE/install.log" 2>&1; then
+    pass install "scripts/install --no-build ($(grep -c 'installed ' "$SHARE/install.log") files)"
+else
+    fail install "scripts/install failed; see install.log"
+    cat "$SHARE/install.log"
+    finish
+fi
+cat "$SHARE/install.log"
+check sysusers "user camd exists, in group video: $(id camd 2>&1)" sh -c 'id -nG camd | grep -qw video'
+out=$(PREFIX=/usr/local "$REPO/scripts/install" --no-build --bin-dir "$BIN_DIR" 2>&1)
+check install-idempotent "a second run changes nothing" sh -c '! printf "%s\n" "$1" | grep -q "installed "' sh "$out"
+
+# The test's own drop-in: a short watchdog, so a hang is caught in seconds.
+mkdir -p /etc/systemd/system/camd.service.d
+printf '[Service]\nWatchdogSec=%ss\n' "$WATCHDOG_SEC" >/etc/systemd/system/camd.service.d/50-test.conf
+systemctl daemon-reload
+out=$(systemd-analyze verify camd.service camd.socket 2>&1)
+check verify-installed "systemd-analyze verify on the installed units${out:+: $out}" test -z "$out"
+line=$(systemd-analyze security camd.service 2>&1 | grep 'Overall exposure' | sed 's/^→ *//')
+info security "installed unit, live: $line"
+
+# ---------------------------------------------------------------- socket
+systemctl start camd.socket
+check socket-active "camd.socket $(show camd.socket ActiveState)" test "$(show camd.socket ActiveState)" = active
+perm=$(stat -c '%A %U:%G' "$SOCK" 2>&1)
+check socket-perms "$SOCK is $perm" test "$perm" = "srw-rw---- root:video"
+check not-started "camd.service is $(show camd.service ActiveState) before the first connection" \
+    test "$(show camd.service ActiveState)" = inactive
+
+# ---------------------------------------------------------------- the videodev pitfall
+# Control: a unit started while videodev is not loaded gets a device list
+# without major 81 (DeviceAllow=char-video4linux resolves to nothing).
+if ! grep -qw video4linux /proc/devices; then
+    systemd-run --quiet --unit=pitfall-control -p DevicePolicy=closed -p "DeviceAllow=char-video4linux rw" sleep 600
+fi
+
+# ---------------------------------------------------------------- activation 1: no camera yet
+say "first request, no camera yet: socket activation"
+activate "$SHARE/status0"
+code=$(cat "$SHARE/status0.code")
+check activation-1 "GET /v1/status answered $code, camd.service $(show camd.service ActiveState)" \
+    test "$code" = 200 -a "$(show camd.service ActiveState)" = active
+cat "$SHARE/status0.states" "$SHARE/status0.err" 2>/dev/null
+check modprobe-videodev "modprobe@videodev.service ran first: $(grep -w video4linux /proc/devices)" \
+    grep -qw video4linux /proc/devices
+
+# ---------------------------------------------------------------- vivid + the udev rule
+say "loading vivid"
+modprobe vivid n_devs=1 && udevadm settle --timeout=60
+for _ in $(seq 1 50); do [ -c /dev/video0 ] && break; sleep 0.2; done
+check vivid "/dev/video0: $(ls -l /dev/video0 2>&1)" test -c /dev/video0
+for n in /dev/video*; do
+    caps=$(udevadm info -q property -n "$n" | sed -n 's/^ID_V4L_CAPABILITIES=//p')
+    links=$(udevadm info -q symlink -n "$n" | tr ' ' '\n' | grep '^camd/' | tr '\n' ' ')
+    echo "$n caps=$caps camd-links=${links:-none} $(stat -c '%A %G' "$n")"
+    case "$caps" in
+        *:capture:*)
+            [ -n "$links" ] && [ "$(stat -c '%a %G' "$n")" = "660 video" ] \
+                && pass "udev-$(basename "$n")" "capture node: ${links% } ($(stat -c '%A %G' "$n"))" \
+                || fail "udev-$(basename "$n")" "capture node without camd link or not 0660 video: $(stat -c '%A %G' "$n") ${links:-no link}" ;;
+        *)
+            [ -z "$links" ] && pass "udev-$(basename "$n")" "not a capture node ($caps): left alone" \
+                || fail "udev-$(basename "$n")" "non-capture node ($caps) got $links" ;;
+    esac
+done
+link=$(ls -d /dev/camd/by-path/* 2>/dev/null | head -1)
+if [ -n "$link" ]; then
+    dev_unit=$(systemd-escape -p --suffix=device "$link")
+    check udev-systemd-tag "$dev_unit is $(show "$dev_unit" ActiveState)" test "$(show "$dev_unit" ActiveState)" = active
+    check udev-link-target "$link -> $(readlink -f "$link")" test "$(readlink -f "$link")" = /dev/video0
+else
+    fail udev-link "no /dev/camd/by-path link"
+fi
+
+# With videodev loaded by modprobe@ before camd's cgroup was set up, the
+# running service may open a camera that appeared later; the control may not.
+out=$(open_in_cgroup camd.service 2>&1)
+check devicepolicy-ordered "open /dev/video0 in camd.service's cgroup (started before vivid): $out" test "$out" = opened
+if systemctl is-active --quiet pitfall-control.service; then
+    out=$(open_in_cgroup pitfall-control.service 2>&1)
+    check devicepolicy-pitfall "control unit started before videodev: $out (expected EPERM)" test "$out" = "Operation not permitted"
+    systemctl stop pitfall-control.service
+fi
+api /v1/status -o "$SHARE/status-hotplug.json" 2>/dev/null
+info hotplug "camd started before vivid now reports: $(head -c 300 "$SHARE/status-hotplug.json")"
+
+# ---------------------------------------------------------------- activation 2: with the camera
+systemctl stop camd.service
+check stopped "camd.service $(show camd.service ActiveState), camd.socket $(show camd.socket ActiveState)" \
+    test "$(show camd.service ActiveState)/$(show camd.socket ActiveState)" = inactive/active
+say "second request, vivid loaded: socket activation"
+activate "$SHARE/status"
+code=$(cat "$SHARE/status.code")
+main_pid=$(show camd.service MainPID)
+cat "$SHARE/status.states" "$SHARE/status.err" 2>/dev/null
+check activation "GET /v1/status answered $code; camd.service $(show camd.service ActiveState) (MainPID $main_pid)" \
+    test "$code" = 200 -a "$(show camd.service ActiveState)" = active
+check ready-after-start "states seen: $(awk '{print $2 "/" $3}' "$SHARE/status.states" | sed 's/ActiveState=//; s/SubState=//' | tr '\n' ' ')" \
+    grep -q 'ActiveState=activating SubState=start ' "$SHARE/status.states"
+start_us=$(show camd.service ExecMainStartTimestampMonotonic)
+active_us=$(show camd.service ActiveEnterTimestampMonotonic)
+check ready-later "active $(((active_us - start_us) / 1000)) ms after exec (Type=notify waits for READY=1)" \
+    test "$((active_us - start_us))" -gt 100000
+status_text=$(show camd.service StatusText)
+check status-text "StatusText=$status_text" test -n "$status_text"
+json_pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("pid"))' "$SHARE/status.json" 2>/dev/null)
+check status-pid "status pid $json_pid = MainPID $main_pid" test "$json_pid" = "$main_pid"
+camera=$(python3 - "$SHARE/status.json" <<'EOF' 2>&1
+import json, sys
+cams = json.load(open(sys.argv[1])).get("cameras") or []
+for c in cams:
+    text = json.dumps(c).lower()
+    if "vivid" in text or "/dev/video0" in text or "platform-vivid" in text:
+        print(c.get("id", "")); break
+EOF
+)
+check status-camera "the status lists the vivid camera: id ${camera:-none}" test -n "$camera"
+echo "status: $(head -c 1500 "$SHARE/status.json")"
+
+# Who camd runs as, from /proc.
+if [ -n "$main_pid" ] && [ "$main_pid" != 0 ]; then
+    uid=$(awk '/^Uid:/ {print $2}' /proc/"$main_pid"/status)
+    groups=$(awk '/^Groups:/ {$1=""; print}' /proc/"$main_pid"/status)
+    video_gid=$(getent group video | cut -d: -f3)
+    check credentials "uid $uid ($(id -nu "$uid" 2>/dev/null)), groups$groups (video is $video_gid)" \
+        sh -c "[ '$uid' = '$(id -u camd)' ] && echo ' $groups ' | grep -q ' $video_gid '"
+    check nonewprivs "NoNewPrivs $(awk '/^NoNewPrivs:/ {print $2}' /proc/"$main_pid"/status), CapEff $(awk '/^CapEff:/ {print $2}' /proc/"$main_pid"/status)" \
+        sh -c "grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$main_pid/status && grep -q '^CapEff:[[:space:]]*0*\$' /proc/$main_pid/status"
+fi
+perm=$(stat -c '%A %U:%G' /var/lib/camd 2>&1)
+check state-dir "/var/lib/camd is $perm" test "$perm" = "drwxr-x--- camd:camd"
+
+# ---------------------------------------------------------------- snapshot
+if [ -n "$camera" ]; then
+    code=$(api "/v1/cameras/$camera/snapshot" -o "$SHARE/snapshot.jpg" -w '%{http_code}' 2>&1)
+    magic=$(head -c 2 "$SHARE/snapshot.jpg" 2>/dev/null | od -An -tx1 | tr -d ' ')
+    check snapshot "GET /v1/cameras/$camera/snapshot: HTTP $code, $(stat -c %s "$SHARE/snapshot.jpg" 2>/dev/null) bytes starting $magic" \
+        test "$code" = 200 -a "$magic" = ffd8
+    [ "$magic" = ffd8 ] || head -c 400 "$SHARE/snapshot.jpg"
+else
+    fail snapshot "no camera id to ask for"
+fi
+
+# ---------------------------------------------------------------- journal
+sleep 1
+lines=$(journalctl -b -u camd.service _PID="$main_pid" --no-pager -o cat | wc -l)
+prios=$(journalctl -b -u camd.service _PID="$main_pid" --no-pager -o json | python3 -c '
+import json, sys
+print(" ".join(sorted({json.loads(l).get("PRIORITY", "?") for l in sys.stdin})))')
+check journal "journalctl -u camd has $lines lines from PID $main_pid, priorities: $prios" test "$lines" -gt 0
+journalctl -b -u camd.service --no-pager -o cat | grep -F '<' | grep -E '^<[0-7]>' | head -3 >"$SHARE/prefix-leaks.txt"
+check journal-prefixes "no raw <N> prefixes left in messages (journald parsed them)" test ! -s "$SHARE/prefix-leaks.txt"
+
+# ---------------------------------------------------------------- watchdog
+restarts=$(show camd.service NRestarts)
+say "watchdog: SIGSTOP to $main_pid (WatchdogSec=${WATCHDOG_SEC}s)"
+kill -STOP "$main_pid"
+t_stop=$SECONDS
+end=$((SECONDS + WATCHDOG_SEC + 30))
+seen=
+while [ $SECONDS -lt $end ]; do
+    if [ "$(show camd.service NRestarts)" -gt "$restarts" ]; then seen=restart; break; fi
+    sleep 0.5
+done
+wd_line=$(journalctl -b -u camd.service --no-pager -o cat | grep -i 'watchdog timeout' | tail -1)
+check watchdog "after $((SECONDS - t_stop)) s: NRestarts $restarts -> $(show camd.service NRestarts); journal: ${wd_line:-no watchdog line}" \
+    test -n "$seen" -a -n "$wd_line"
+for _ in $(seq 1 600); do
+    [ "$(show camd.service ActiveState)" = active ] && break
+    case "$(show camd.service ActiveState)" in failed) break ;; esac
+    sleep 0.2
+done
+new_pid=$(show camd.service MainPID)
+code=$(api /v1/status -o /dev/null -w '%{http_code}' 2>&1)
+check watchdog-recovered "camd.service $(show camd.service ActiveState) again, MainPID $main_pid -> $new_pid, status HTTP $code" \
+    test "$(show camd.service ActiveState)" = active -a "$new_pid" != "$main_pid" -a "$code" = 200
+
+# ---------------------------------------------------------------- graceful stop
+t=$(date +%s%N)
+systemctl stop camd.service
+ms=$((($(date +%s%N) - t) / 1000000))
+result=$(show camd.service Result)
+check graceful-stop "systemctl stop took $ms ms, Result=$result, exit status $(show camd.service ExecMainStatus)" \
+    test "$result" = success -a "$ms" -lt 5000
+
+# ---------------------------------------------------------------- uninstall
+systemctl stop camd.socket
+PREFIX=/usr/local "$REPO/scripts/install" --uninstall >"$SHARE/uninstall.log" 2>&1
+cat "$SHARE/uninstall.log"
+left=$(ls /usr/local/bin/camd /usr/local/lib/systemd/system/camd.* /usr/local/lib/udev/rules.d/70-camd.rules 2>/dev/null)
+check uninstall "scripts/install --uninstall removed the files${left:+; left: $left}" test -z "$left"
+
+finish

@@ -1,0 +1,241 @@
+#!/bin/bash
+# Runs INSIDE the throwaway test VM (as root), started by scripts/test-vivid:
+#
+#   bash scripts/vivid-guest.sh RESULTS_DIR [REPO_DIR]
+#
+# RESULTS_DIR is the VM's writable share (vng --rwdir). The guest's exit status
+# does not reliably reach the host, so everything is reported through files:
+#   summary.tsv     one line per step: step, status, passed, failed, skipped, note
+#   guest-status    the overall status (0 = every step passed), written last
+#   NN-*.log        each step's output
+#   vivid-tests.xml / vivid-tests.events.jsonl   Swift Testing's xunit report
+#                   and event stream for the VividTests target
+#   cli/            camctl runs' stdout/stderr and JPEGs (vivid-cli-checks.sh)
+# Steps: setup (load vivid), swift-tests (VividTests), cli-checks
+# (vivid-cli-checks.sh), daemon-checks (vivid-daemon-checks.py, if present).
+#
+# Never create Unix sockets in RESULTS_DIR (a socket on the 9p share hangs the
+# guest); use the guest's own /tmp or /run.
+set -u
+export LC_ALL=C NO_COLOR=1
+
+RES=${1:?usage: vivid-guest.sh RESULTS_DIR [REPO_DIR]}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=${2:-$(cd "$HERE/.." && pwd)}
+SWIFT_BIN=${CAMD_SWIFT_BIN:-/opt/swift/usr/bin}
+BUNDLE=${CAMD_TEST_BUNDLE:-$REPO/.build/debug/camdPackageTests.xctest}
+TEST_FILTER=${CAMD_VIVID_FILTER:-^VividTests\.}
+TEST_TIMEOUT=${CAMD_VIVID_TEST_TIMEOUT:-600}
+# VividTests share one device: run them one at a time unless asked otherwise.
+PARALLEL=--no-parallel
+[ "${CAMD_VIVID_PARALLEL:-0}" = 1 ] && PARALLEL=
+CLI_TIMEOUT=${CAMD_VIVID_CLI_TIMEOUT:-900}
+PY=/usr/bin/python3
+export PATH=$SWIFT_BIN:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+overall=0
+T0=$SECONDS
+: >"$RES/summary.tsv"
+rm -f "$RES/guest-status"
+
+# record STEP STATUS PASSED FAILED SKIPPED NOTE
+record() {
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RES/summary.tsv"
+    [ "$2" = 0 ] || overall=1
+    echo "[guest +$((SECONDS - T0))s] $1: status $2, $3 passed, $4 failed, $5 skipped${6:+ - $6}"
+}
+
+finish() {
+    echo "$overall" >"$RES/guest-status"
+    sync
+    exit "$overall"
+}
+
+load_vivid() {
+    modprobe -r vivid 2>/dev/null
+    modprobe vivid n_devs=1 || return 1
+    udevadm settle --timeout=60
+    # wait for the node (udev may still be creating it)
+    for _ in $(seq 1 50); do [ -c /dev/video0 ] && break; sleep 0.2; done
+    [ -c /dev/video0 ]
+}
+
+# The guest's /tmp is an overlay whose lower layer is the HOST's live /tmp, so
+# whatever the host does there (e.g. a concurrent `swift build`) shows up in
+# the guest. Give the guest a private, empty tmpfs /tmp instead; any of our own
+# folders that live under /tmp (repo, results share, scripts) are carried over
+# with bind mounts.
+private_tmp() {
+    local keep=/run/camd-keep p top tops=()
+    for p in "$REPO" "$RES" "$HERE"; do
+        case "$p" in /tmp/*) top=${p#/tmp/}; top=${top%%/*}; tops+=("$top") ;; esac
+    done
+    mapfile -t tops < <(printf '%s\n' "${tops[@]}" | sort -u | grep .)
+    mkdir -p "$keep"
+    for top in "${tops[@]}"; do
+        mkdir -p "$keep/$top" && mount --rbind "/tmp/$top" "$keep/$top" || return 1
+    done
+    mount -t tmpfs -o mode=1777,size=512m camd-tmp /tmp || return 1
+    for top in "${tops[@]}"; do
+        mkdir -p "/tmp/$top" && mount --rbind "$keep/$top" "/tmp/$top" || return 1
+    done
+}
+cd /
+if private_tmp; then tmpnote="private tmpfs /tmp"; else tmpnote="WARNING: could not make /tmp private"; fi
+
+echo "[guest] kernel $(uname -r), $(nproc) cpu(s), repo $REPO, $tmpnote"
+
+# ---------------------------------------------------------------- setup
+{
+    echo "== uname: $(uname -a)"
+    echo "== load vivid"
+    if load_vivid; then echo "vivid loaded"; else echo "FAILED to load vivid"; fi
+    ls -l /dev/video* /dev/media* 2>&1
+    getent group video
+    echo "== v4l2-ctl -d /dev/video0 --all (head)"
+    v4l2-ctl -d /dev/video0 --all 2>&1 | head -60
+    echo "== v4l2-ctl -d /dev/video0 -L (vivid's error-injection controls)"
+    v4l2-ctl -d /dev/video0 -L 2>&1 | grep -E 'disconnect|inject_'
+    echo "== v4l2-ctl -d /dev/video1 -D"
+    v4l2-ctl -d /dev/video1 -D 2>&1
+} >"$RES/00-setup.log" 2>&1
+if ! [ -c /dev/video0 ]; then
+    record setup 1 0 1 0 "vivid did not create /dev/video0 (see 00-setup.log)"
+    finish
+fi
+if ! v4l2-ctl -d /dev/video0 -D 2>/dev/null | sed -n '/Device Caps/,$p' | grep -q 'Video Capture$'; then
+    record setup 1 0 1 0 "/dev/video0 is not a video capture device (see 00-setup.log)"
+    finish
+fi
+record setup 0 1 0 0 "vivid loaded, /dev/video0 is a capture device"
+
+# ---------------------------------------------------------------- a. Swift Testing: VividTests
+# The .xctest "bundle" on Linux is an ELF executable holding every test target.
+# Without --testing-library it runs XCTest only; swift-testing options:
+# --filter REGEX (matched against IDs like "VividTests.Suite/test()"),
+# --xunit-output FILE, --event-stream-output-path FILE --event-stream-version 0,
+# --list-tests, --no-parallel (default here, see PARALLEL). Exit 0 all passed (also when all were skipped!),
+# 1 a test failed, 69 no test matched the filter.
+step=swift-tests
+rm -f "$RES/vivid-tests.xml" "$RES/vivid-tests.events.jsonl"
+if [ ! -x "$BUNDLE" ]; then
+    record $step 1 0 1 0 "test bundle $BUNDLE not found (build with: swift build --build-tests)"
+else
+    t=$SECONDS
+    echo "[guest] running $(basename "$BUNDLE") --filter '$TEST_FILTER' $PARALLEL with CAMD_TEST_VIVID=1"
+    (cd /tmp && CAMD_TEST_VIVID=1 timeout -k 10 "$TEST_TIMEOUT" "$BUNDLE" \
+        --testing-library swift-testing --filter "$TEST_FILTER" $PARALLEL \
+        --xunit-output "$RES/vivid-tests.xml" \
+        --event-stream-output-path "$RES/vivid-tests.events.jsonl" --event-stream-version 0 \
+        </dev/null) >"$RES/10-swift-tests.log" 2>&1
+    rc=$?
+    secs=$((SECONDS - t))
+    # counts: from the xunit report; if there is none (crash, timeout), from the
+    # event stream, naming the test(s) that started and never ended.
+    counts=$("$PY" - "$RES/vivid-tests.xml" "$RES/vivid-tests.events.jsonl" <<'EOF'
+import json, os, sys
+import xml.etree.ElementTree as ET
+xml_path, ev_path = sys.argv[1:3]
+if os.path.exists(xml_path) and os.path.getsize(xml_path) > 0:
+    try:
+        root = ET.parse(xml_path).getroot()
+        suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+        # "tests" counts tests that ran (not skipped); "failures" counts
+        # ISSUES, so failed tests are the testcases holding a <failure>/<error>.
+        t = sum(int(s.get("tests", 0)) for s in suites)
+        k = sum(int(s.get("skipped", 0)) for s in suites)
+        names = [c.get("classname", "") + "/" + c.get("name", "")
+                 for s in suites for c in s.findall("testcase")
+                 if c.find("failure") is not None or c.find("error") is not None]
+        f = len(names)
+        print(max(t - f, 0), f, k, ("failed: " + ", ".join(names)) if names else "")
+        sys.exit(0)
+    except Exception as e:
+        err = f"xunit unreadable: {e}"
+else:
+    err = "no xunit report"
+kinds, started, ended, failed, skipped = {}, set(), set(), set(), set()
+try:
+    for line in open(ev_path):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        p = d.get("payload", {})
+        if d.get("kind") == "test":
+            kinds[p.get("id")] = p.get("kind")
+            continue
+        tid, k = p.get("testID"), p.get("kind")
+        if k == "testStarted": started.add(tid)
+        elif k == "testEnded": ended.add(tid)
+        elif k == "testSkipped": skipped.add(tid)
+        elif k == "issueRecorded" and not p.get("issue", {}).get("isKnown"): failed.add(tid)
+except OSError:
+    pass
+funcs = lambda s: {t for t in s if kinds.get(t) == "function"}
+running = funcs(started) - funcs(ended)
+fails = funcs(failed) | running
+passed = funcs(ended) - fails
+note = err + (f"; crashed or hung in: {', '.join(sorted(running))}" if running else "")
+print(len(passed), max(len(fails), 1), len(funcs(skipped)), note)
+EOF
+)
+    read -r p f k note <<<"$counts"
+    p=${p:-0} f=${f:-1} k=${k:-0}
+    status=$rc
+    if [ "$rc" = 0 ] && [ "$p" = 0 ]; then
+        status=1; note="no test ran ($k skipped) - is CAMD_TEST_VIVID honoured, does VividTests have tests?${note:+ $note}"
+    elif [ "$rc" = 69 ]; then
+        note="no test matched --filter '$TEST_FILTER'${note:+ $note}"
+    elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        note="timed out after ${TEST_TIMEOUT}s${note:+; $note}"
+    elif [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+        f=1; note="exit $rc${note:+; $note}"
+    fi
+    [ "$status" = 0 ] && [ "$f" != 0 ] && status=1
+    record $step "$status" "$p" "$f" "$k" "${secs}s${note:+; $note}"
+fi
+
+# ---------------------------------------------------------------- check scripts
+# run_checks STEP LOG TIMEOUT CMD... : runs a script that prints PASS/FAIL lines
+# and closes with "N passed, N failed", on a freshly loaded vivid (earlier steps
+# may have left controls changed or errors injected), and records the step.
+run_checks() {
+    local step=$1 log=$2 limit=$3 t rc secs last p f note status
+    shift 3
+    if ! load_vivid >>"$RES/00-setup.log" 2>&1; then
+        record "$step" 1 0 1 0 "could not reload vivid before $step (see 00-setup.log)"
+        return
+    fi
+    t=$SECONDS
+    echo "[guest] running $step"
+    (cd /tmp && timeout -k 10 "$limit" "$@" </dev/null) >"$RES/$log" 2>&1
+    rc=$?
+    secs=$((SECONDS - t))
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$RES/$log" | tail -1)
+    p=$(echo "$last" | sed -nE 's/^([0-9]+) passed.*/\1/p')
+    f=$(echo "$last" | sed -nE 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/p')
+    p=${p:-0} f=${f:-0}
+    note="${secs}s"
+    if [ -z "$last" ]; then
+        note="$note; no closing 'N passed, N failed' line (exit $rc)"; f=$((f > 0 ? f : 1))
+    fi
+    { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } && note="$note; timed out after ${limit}s"
+    status=$rc
+    [ "$status" = 0 ] && { [ "$f" != 0 ] || [ "$p" = 0 ]; } && status=1
+    record "$step" "$status" "$p" "$f" 0 "$note"
+    grep -E '^(PASS|FAIL):' "$RES/$log" | sed 's/^/[guest]   /'
+}
+
+# b. camctl end to end
+run_checks cli-checks 20-cli-checks.log "$CLI_TIMEOUT" \
+    bash "$HERE/vivid-cli-checks.sh" "$RES" "$REPO"
+
+# c. camd end to end, when that script exists (usage: REPO RESULTS_DIR)
+if [ -f "$HERE/vivid-daemon-checks.py" ]; then
+    run_checks daemon-checks 30-daemon-checks.log "${CAMD_VIVID_DAEMON_TIMEOUT:-900}" \
+        "$PY" "$HERE/vivid-daemon-checks.py" "$REPO" "$RES"
+fi
+
+dmesg >"$RES/dmesg.log" 2>&1
+finish
