@@ -9,19 +9,18 @@ Prints PASS/FAIL lines and a final "N passed, N failed" line.
 
 usage: vivid-daemon-checks.py REPO RESULTS_DIR
 """
-import http.client
 import io
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-from PIL import Image
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from camdtest import (Image, NotifyListener, Suite, UnixHTTP, bars, bars_ok, call as call_on, camera_status,  # noqa: E402
+                      mean_level, start_camd as launch, stop_camd, wait_for, write_config)
 
 REPO, RESULTS = sys.argv[1], sys.argv[2]
 CAMD = os.path.join(REPO, ".build/debug/camd")
@@ -32,131 +31,23 @@ WORK = tempfile.mkdtemp(prefix="camd-daemon-")
 PHOTOS = os.path.join(WORK, "photos")
 BARS = [(191, 191, 191), (191, 191, 0), (0, 191, 191), (0, 191, 0), (191, 0, 191), (191, 0, 0), (0, 0, 191), (0, 0, 0)]
 
-passed = failed = 0
-log = open(os.path.join(RESULTS, "daemon-checks.log"), "w")
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-    line = f"{'PASS' if ok else 'FAIL'}: {name}" + (f" ({detail})" if detail else "")
-    print(line, flush=True)
-    log.write(line + "\n")
-    log.flush()
-
-
-class UnixHTTP(http.client.HTTPConnection):
-    def __init__(self, path, timeout=60):
-        super().__init__("camd", timeout=timeout)
-        self.path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self.path)
+suite = Suite(RESULTS, "daemon-checks")
+check = suite.check
 
 
 def call(method, path, body=None, sock=SOCK, timeout=60):
-    conn = UnixHTTP(sock, timeout)
-    headers = {"Content-Type": "application/json"} if body is not None else {}
-    conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
-    response = conn.getresponse()
-    data = response.read()
-    conn.close()
-    return response.status, dict(response.getheaders()), data
+    return call_on(sock, method, path, body, timeout)
 
 
 def status(camera="vivid"):
-    _, _, data = call("GET", f"/v1/cameras/{camera}")
-    return json.loads(data)["status"]
-
-
-def wait_for(predicate, timeout, step=0.25):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            if predicate():
-                return True
-        except Exception:
-            pass
-        time.sleep(step)
-    return False
-
-
-def bars(jpeg):
-    image = Image.open(io.BytesIO(jpeg)).convert("RGB")
-    w, h = image.size
-    row = h * 3 // 5
-    colours = []
-    for bar in range(8):
-        cx = (2 * bar + 1) * w // 16
-        pixels = [image.getpixel((x, y)) for x in range(cx - 3, cx + 4) for y in range(row - 3, row + 4)]
-        colours.append(tuple(sum(p[i] for p in pixels) // len(pixels) for i in range(3)))
-    return image.size, colours
-
-
-def bars_ok(colours, tolerance=10):
-    return all(abs(a - b) <= tolerance for got, want in zip(colours, BARS) for a, b in zip(got, want))
-
-
-def mean_level(jpeg):
-    image = Image.open(io.BytesIO(jpeg)).convert("L")
-    data = list(image.getdata())
-    return sum(data) / len(data)
-
-
-class NotifyListener(threading.Thread):
-    """A NOTIFY_SOCKET as systemd provides one: collects READY=1, WATCHDOG=1, STATUS=."""
-
-    def __init__(self, path):
-        super().__init__(daemon=True)
-        if os.path.exists(path):
-            os.unlink(path)
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(path)
-        self.messages = []
-
-    def run(self):
-        while True:
-            try:
-                data = self.sock.recv(4096).decode()
-            except OSError:
-                return
-            self.messages.append((time.time(), data))
-
-    def has(self, text):
-        return any(text in m for _, m in self.messages)
-
-    def count(self, text):
-        return sum(1 for _, m in self.messages if text in m)
+    return camera_status(SOCK, camera)
 
 
 def start_camd(config, extra_env=None, args=()):
-    env = dict(os.environ)
-    env.update(extra_env or {})
-    stderr = open(os.path.join(RESULTS, "camd-daemon.log"), "a")
-    return subprocess.Popen([CAMD, "--config", config, "--photos", PHOTOS, *args], env=env,
-                            stdout=stderr, stderr=stderr, stdin=subprocess.DEVNULL)
+    return launch(CAMD, config, PHOTOS, os.path.join(RESULTS, "camd-daemon.log"), extra_env, args)
 
 
-def stop_camd(process, limit=15):
-    started = time.time()
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(limit)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        return None
-    return time.time() - started
-
-
-config = os.path.join(WORK, "camd.toml")
-with open(config, "w") as f:
-    f.write(f"""
+config = write_config(os.path.join(WORK, "camd.toml"), f"""
 [daemon]
 socket = "{SOCK}"
 log_level = "debug"
@@ -321,6 +212,4 @@ finally:
     except subprocess.TimeoutExpired:
         sa.kill()
 
-print(f"{passed} passed, {failed} failed", flush=True)
-log.write(f"{passed} passed, {failed} failed\n")
-sys.exit(1 if failed else 0)
+sys.exit(suite.finish())

@@ -12,7 +12,7 @@
 #                   and event stream for the VividTests target
 #   cli/            camctl runs' stdout/stderr and JPEGs (vivid-cli-checks.sh)
 # Steps: setup (load vivid), swift-tests (VividTests), cli-checks
-# (vivid-cli-checks.sh), daemon-checks (vivid-daemon-checks.py, if present).
+# (vivid-cli-checks.sh), daemon-checks (vivid-daemon-checks.py), fault-checks (vivid-fault-checks.py).
 #
 # Never create Unix sockets in RESULTS_DIR (a socket on the 9p share hangs the
 # guest); use the guest's own /tmp or /run.
@@ -235,6 +235,12 @@ run_checks cli-checks 20-cli-checks.log "$CLI_TIMEOUT" \
 if [ -f "$HERE/vivid-daemon-checks.py" ]; then
     run_checks daemon-checks 30-daemon-checks.log "${CAMD_VIVID_DAEMON_TIMEOUT:-900}" \
         "$PY" "$HERE/vivid-daemon-checks.py" "$REPO" "$RES"
+fi
+
+# d. camd's fault suite (issue 3): disconnects, driver errors, busy, full disk, signals, socket access
+if [ -f "$HERE/vivid-fault-checks.py" ]; then
+    run_checks fault-checks 40-fault-checks.log "${CAMD_VIVID_FAULT_TIMEOUT:-1200}" \
+        "$PY" "$HERE/vivid-fault-checks.py" "$REPO" "$RES"
 fi
 
 dmesg >"$RES/dmesg.log" 2>&1

@@ -39,37 +39,40 @@ public final class CaptureStream {
         request.count = UInt32(bufferCount)
         request.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         request.memory = V4L2_MEMORY_MMAP.rawValue
-        try device.control(CV4L2_VIDIOC_REQBUFS, &request, "allocating \(bufferCount) buffers")
+        try Self.starting(device, CV4L2_VIDIOC_REQBUFS, &request, "allocating \(bufferCount) buffers (REQBUFS)")
         guard request.count >= 2 else {
             throw DeviceError(.unsupported, path: device.path, "\(device.path) gave only \(request.count) buffer(s); streaming needs at least 2")
         }
         for index in 0..<request.count {
             var buffer = Self.emptyBuffer(index: index)
-            try device.control(CV4L2_VIDIOC_QUERYBUF, &buffer, "querying buffer \(index)")
+            try Self.starting(device, CV4L2_VIDIOC_QUERYBUF, &buffer, "querying buffer \(index)")
             switch Syscall.mapBuffer(device.fd, length: Int(buffer.length), offset: Int(buffer.m.offset)) {
             case .success(let address): buffers.append((address, Int(buffer.length)))
             case .failure(let error):
                 throw DeviceError(.streamFailed, path: device.path, "\(device.path): mapping buffer \(index) failed: \(error)", errno: error)
             }
-            try device.control(CV4L2_VIDIOC_QBUF, &buffer, "queueing buffer \(index)")
+            try Self.starting(device, CV4L2_VIDIOC_QBUF, &buffer, "queueing buffer \(index) (QBUF)")
         }
         var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
-        if case .failure(let error) = Syscall.ioctl(device.fd, CV4L2_VIDIOC_STREAMON, &type) {
-            // The format and buffers were accepted, so a refusal here is the device failing
-            // to start (whatever errno it uses), not something camd asked wrongly.
-            var failure = DeviceError.from(error, path: device.path, during: "starting the stream (STREAMON)")
-            if failure.kind == .unsupported {
-                failure = DeviceError(.streamFailed, path: device.path,
-                                      "\(device.path) failed to start streaming (STREAMON: \(error)); try again, and if it persists replug the camera or look at `dmesg`",
-                                      errno: error)
-            }
-            throw failure
-        }
+        try Self.starting(device, CV4L2_VIDIOC_STREAMON, &type, "starting the stream (STREAMON)")
         streaming = true
     }
 
     deinit {
         stop()
+    }
+
+    /// An ioctl of stream start-up. The device accepted the format and says it streams,
+    /// so a refusal here is the device failing to start (whatever errno it uses, often
+    /// EINVAL), which a retry may fix, not something camd asked wrongly.
+    private static func starting<Argument>(_ device: VideoDevice, _ request: UInt, _ argument: inout Argument,
+                                           _ what: String) throws(DeviceError) {
+        guard case .failure(let error) = Syscall.ioctl(device.fd, request, &argument) else { return }
+        let failure = DeviceError.from(error, path: device.path, during: what)
+        guard failure.kind == .unsupported else { throw failure }
+        throw DeviceError(.streamFailed, path: device.path,
+                          "\(device.path) failed \(what): \(error); try again, and if it persists replug the camera or look at `dmesg`",
+                          errno: error)
     }
 
     /// Stops streaming and releases the buffers; the device stays open.

@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""camd's fault suite on vivid, inside the test VM (run by scripts/vivid-guest.sh).
+
+The faults a camera on an unwatched box meets, each made real with vivid's
+fault-injection controls or the kernel: repeated disconnects with a stream
+client attached and a snapshot in flight (and no leak of fds, threads or
+memory), fatal streaming, STREAMON, REQBUFS and QBUF errors, broken and
+dropped buffers, a camera held by another program, a full disk, SIGTERM while
+streaming and saving, SIGKILL and restart, and who may connect to the socket.
+Prints PASS/FAIL lines and a final "N passed, N failed" line.
+
+usage: vivid-fault-checks.py REPO RESULTS_DIR
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from camdtest import (Suite, UnixHTTP, call as call_on, camera_status, process_figures, start_camd as launch,  # noqa: E402
+                      stop_camd, wait_for, write_config)
+
+REPO, RESULTS = sys.argv[1], sys.argv[2]
+CAMD = os.path.join(REPO, ".build/debug/camd")
+SOCK = "/run/camd-fault.sock"
+WORK = tempfile.mkdtemp(prefix="camd-fault-")
+PHOTOS = os.path.join(WORK, "photos")
+LOG = os.path.join(RESULTS, "camd-fault.log")
+suite = Suite(RESULTS, "fault-checks")
+check = suite.check
+DISCONNECTS = int(os.environ.get("CAMD_FAULT_DISCONNECTS", "20"))
+
+
+def call(method, path, body=None, timeout=60):
+    return call_on(SOCK, method, path, body, timeout)
+
+
+def status():
+    return camera_status(SOCK, "vivid")
+
+
+def metric(name):
+    _, _, data = call("GET", "/metrics")
+    for line in data.decode().splitlines():
+        if line.startswith(name + '{camera="vivid"}'):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def ctl(*controls):
+    return subprocess.run(["v4l2-ctl", "-d", "/dev/video0"] + [f"-c{c}" for c in controls], capture_output=True, timeout=30)
+
+
+def start(config, photos=PHOTOS):
+    process = launch(CAMD, config, photos, LOG)
+    up = wait_for(lambda: status()["state"] == "running", 90)
+    return process, up
+
+
+config = write_config(os.path.join(WORK, "camd.toml"), f"""
+[daemon]
+socket = "{SOCK}"
+read_only_group = "audio"
+
+[[camera]]
+id = "vivid"
+device = "/dev/video0"
+format = "YUYV"
+size = "640x480"
+fps = 25
+  [camera.photos]
+  keep_count = 50
+""")
+
+camd, up = start(config)
+check("camd runs on vivid", up, status().get("reason", "") if not up else "")
+
+# ---------------------------------------------------------------- repeated disconnects
+class StreamClient(threading.Thread):
+    """A live client that counts frames and records when each arrived."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.times = []
+        self.ended = False
+
+    def run(self):
+        try:
+            conn = UnixHTTP(SOCK, 300)
+            conn.request("GET", "/v1/cameras/vivid/stream?fps=5")
+            response = conn.getresponse()
+            buffered = b""
+            while True:
+                chunk = response.read1(65536)
+                if not chunk:
+                    break
+                buffered += chunk
+                while b"--camdframe" in buffered:
+                    buffered = buffered.split(b"--camdframe", 1)[1]
+                    self.times.append(time.time())
+        except Exception:
+            pass
+        self.ended = True
+
+
+time.sleep(2)
+baseline = process_figures(camd.pid)
+stream = StreamClient()
+stream.start()
+quick_503, recovered, errors_before = 0, 0, status()["errors"]
+for round in range(DISCONNECTS):
+    in_flight = {}
+
+    def snapshot():
+        try:
+            in_flight["code"] = call("GET", "/v1/cameras/vivid/snapshot?max_age_ms=0", timeout=30)[0]
+        except Exception as error:
+            in_flight["code"] = str(error)
+
+    waiter = threading.Thread(target=snapshot)
+    waiter.start()
+    ctl("disconnect=1")
+    t0 = time.time()
+    waiting = wait_for(lambda: status()["state"] == "waiting-for-device", 15, 0.1)
+    code, _, _ = call("GET", "/v1/cameras/vivid/snapshot", timeout=30)
+    if waiting and code == 503 and time.time() - t0 < 16:
+        quick_503 += 1
+    waiter.join(30)
+    if wait_for(lambda: status()["state"] == "running", 60, 0.2):
+        recovered += 1
+frames_before = len(stream.times)
+time.sleep(3)
+check(f"{DISCONNECTS} disconnects: each seen as waiting-for-device with a 503 snapshot", quick_503 == DISCONNECTS,
+      f"{quick_503}/{DISCONNECTS}")
+check(f"{DISCONNECTS} disconnects: capture resumed by itself every time", recovered == DISCONNECTS, f"{recovered}/{DISCONNECTS}")
+check("the stream client stayed connected and frames resumed after the last reconnect",
+      not stream.ended and len(stream.times) > frames_before, f"{frames_before} → {len(stream.times)} frames")
+errors = status()["errors"]
+check("each disconnect is counted in status and metrics", errors - errors_before >= DISCONNECTS
+      and metric("camd_device_errors_total") == errors, f"errors {errors_before} → {errors}")
+time.sleep(2)
+after = process_figures(camd.pid)
+check("no fd leak after the disconnects", after[0] <= baseline[0] + 2, f"fds {baseline[0]} → {after[0]}")
+check("no thread growth after the disconnects", after[1] <= baseline[1] + 2, f"threads {baseline[1]} → {after[1]}")
+check("memory stays within noise after the disconnects", after[2] <= baseline[2] + 16 * 1024, f"RSS {baseline[2]} → {after[2]} kB")
+
+# ---------------------------------------------------------------- driver errors
+for control, what in [("inject_fatal_streaming_error=1", "a fatal streaming error (EIO)")]:
+    before = status()["errors"]
+    ctl(control)
+    restarted = wait_for(lambda: status()["errors"] > before, 20, 0.1) and wait_for(lambda: status()["state"] == "running", 60)
+    check(f"{what}: reported and the stream restarted", restarted, status().get("last_error", ""))
+
+for control, what in [("inject_vidioc_streamon_error=1", "a STREAMON error"),
+                      ("inject_vidioc_reqbufs_error=1", "a REQBUFS error"),
+                      ("inject_vidioc_qbuf_error=1", "a QBUF error")]:
+    call("POST", "/v1/cameras/vivid/stop")
+    before = status()["errors"]
+    ctl(control)
+    call("POST", "/v1/cameras/vivid/start")
+    came_back = wait_for(lambda: status()["state"] == "running", 60)
+    s = status()
+    check(f"{what} on start: reported, retried with backoff, running again", came_back and s["errors"] > before,
+          f"errors {before} → {s['errors']}: {s.get('last_error', '')}")
+
+# Broken and dropped buffers: never delivered, counted from flags and sequence gaps.
+dropped_before = status()["frames_dropped"]
+ctl("percentage_of_dropped_buffers=50")
+time.sleep(4)
+for _ in range(5):
+    ctl("inject_v4l2_buf_flag_error=1")
+    time.sleep(0.3)
+ctl("percentage_of_dropped_buffers=0")
+s = status()
+code, _, jpeg = call("GET", "/v1/cameras/vivid/snapshot?max_age_ms=0")
+check("dropped and flagged buffers are counted", s["frames_dropped"] > dropped_before + 10,
+      f"dropped {dropped_before} → {s['frames_dropped']}, captured {s['frames_captured']}")
+check("snapshots stay whole JPEGs while buffers are dropped and flagged", code == 200 and jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9")
+
+# ---------------------------------------------------------------- busy camera
+call("POST", "/v1/cameras/vivid/stop")
+holder = subprocess.Popen(["v4l2-ctl", "-d", "/dev/video0", "--stream-mmap", "--stream-count=100000", "--stream-to=/dev/null"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(2)
+call("POST", "/v1/cameras/vivid/start")
+busy = wait_for(lambda: "busy" in (status().get("reason") or ""), 20)
+reason = status().get("reason", "")
+check("a camera held by another program: a clear state and who holds it", busy and "v4l2-ctl" in reason, reason)
+holder.terminate()
+holder.wait(10)
+check("camd takes the camera once it is freed", wait_for(lambda: status()["state"] == "running", 30))
+
+# ---------------------------------------------------------------- access to the socket
+def connect_as(groups):
+    args = ["setpriv", "--reuid=65534", "--regid=65534"] + (["--clear-groups"] if not groups else [f"--groups={groups}"])
+    code = ("import socket,sys;s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1]);"
+            "m=sys.argv[2];s.sendall((m+' /v1/cameras/vivid/stop HTTP/1.1\\r\\nHost: camd\\r\\nConnection: close\\r\\n\\r\\n').encode()"
+            " if m=='POST' else b'GET /v1/status HTTP/1.1\\r\\nHost: camd\\r\\nConnection: close\\r\\n\\r\\n');"
+            "print(s.recv(100).split()[1].decode())")
+    results = {}
+    for method in ["GET", "POST"]:
+        run = subprocess.run(args + ["/usr/bin/python3", "-c", code, SOCK, method], capture_output=True, timeout=30)
+        results[method] = run.stdout.decode().strip() or ("EACCES" if b"PermissionError" in run.stderr else run.stderr.decode()[-80:])
+    return results
+
+outsider = connect_as(None)
+check("a user outside group video cannot connect to the socket", outsider["GET"] == "EACCES", str(outsider))
+reader = connect_as("29")
+check("a read-only group member (ACL on the socket) may GET but not POST", reader["GET"] == "200" and reader["POST"] == "403",
+      str(reader))
+member = connect_as("44")
+check("a video group member may change things", member["POST"] == "200", str(member))
+call("POST", "/v1/cameras/vivid/start")
+
+# ---------------------------------------------------------------- full disk
+small = os.path.join(WORK, "small")
+os.makedirs(small)
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", small], check=True)
+stop_camd(camd)
+camd, up = start(config, photos=small)
+codes = []
+for _ in range(40):
+    code, _, data = call("POST", "/v1/cameras/vivid/snapshot")
+    codes.append(code)
+    if code == 507:
+        break
+s = status()
+leftovers = [n for d, _, files in os.walk(small) for n in files if n.startswith(".camd-tmp-")]
+check("a full disk: saves fail with 507", codes[-1] == 507, f"{len(codes)} saves, last HTTP {codes[-1]}")
+check("a full disk: status shows the error and capture goes on",
+      "full" in (s.get("photo_error") or "") and s["state"] == "running", s.get("photo_error", ""))
+check("a full disk: nothing half-written stays", not leftovers, str(leftovers))
+captured = s["frames_captured"]
+time.sleep(1)
+check("a full disk: frames keep coming", status()["frames_captured"] > captured)
+_, _, listing = call("GET", "/v1/photos?camera=vivid")
+for photo in json.loads(listing)[:5]:
+    call("DELETE", f"/v1/photos/{photo['name']}")
+code, _, _ = call("POST", "/v1/cameras/vivid/snapshot")
+check("a full disk: saves resume when space returns, and the error clears", code == 201 and not status().get("photo_error"),
+      f"HTTP {code}")
+
+# ---------------------------------------------------------------- SIGTERM while streaming and saving
+stream = StreamClient()
+stream.start()
+savers = [threading.Thread(target=lambda: [call("POST", "/v1/cameras/vivid/snapshot") for _ in range(3)]) for _ in range(3)]
+for saver in savers:
+    saver.start()
+time.sleep(0.5)
+elapsed = stop_camd(camd)
+leftovers = [n for d, _, files in os.walk(small) for n in files if n.startswith(".camd-tmp-")]
+check("SIGTERM while streaming and saving: exits within 5 s", elapsed is not None and elapsed < 5, f"{elapsed}")
+check("SIGTERM: no partial files", not leftovers, str(leftovers))
+grab = subprocess.run(["v4l2-ctl", "-d", "/dev/video0", "--stream-mmap", "--stream-count=2", "--stream-to=/dev/null"],
+                      capture_output=True, timeout=60)
+check("SIGTERM: the device is released", grab.returncode == 0)
+for saver in savers:
+    saver.join(30)
+
+# ---------------------------------------------------------------- SIGKILL, then start again
+camd, up = start(config, photos=small)
+stop_camd(camd, sig=signal.SIGKILL)
+stale = os.path.join(small, "vivid", ".camd-tmp-vivid-left.jpg.XXXXXX")
+open(stale, "wb").write(b"\xff\xd8 half a photo")
+check("after SIGKILL the socket file is left behind", os.path.exists(SOCK))
+camd, up = start(config, photos=small)
+check("restart after SIGKILL: the stale socket is replaced and camd serves", up)
+check("restart after SIGKILL: temporary files of the killed run are cleaned", wait_for(lambda: not os.path.exists(stale), 10))
+second = launch(CAMD, config, PHOTOS, LOG)
+try:
+    second.wait(60)
+except subprocess.TimeoutExpired:
+    second.kill()
+check("a second camd on the same socket refuses to start (69) and leaves the first serving",
+      second.returncode == 69 and status()["state"] == "running", f"exit {second.returncode}")
+stop_camd(camd)
+subprocess.run(["umount", small])
+sys.exit(suite.finish())
