@@ -156,6 +156,23 @@ def write_config(path, text):
     return path
 
 
+def vivid_config(path, socket_path, daemon_extra="", camera_extra=""):
+    """A camd.toml with one camera, "vivid", on /dev/video0 at 640x480 YUYV 25 fps."""
+    return write_config(path, f"""
+[daemon]
+socket = "{socket_path}"
+{daemon_extra}
+
+[[camera]]
+id = "vivid"
+device = "/dev/video0"
+format = "YUYV"
+size = "640x480"
+fps = 25
+{camera_extra}
+""")
+
+
 def process_figures(pid):
     """(fds, threads, RSS kB) of a process, from /proc."""
     fds = len(os.listdir(f"/proc/{pid}/fd"))

@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from camdtest import (Image, NotifyListener, Suite, UnixHTTP, bars, bars_ok, call as call_on, camera_status,  # noqa: E402
-                      mean_level, start_camd as launch, stop_camd, wait_for, write_config)
+                      mean_level, start_camd as launch, stop_camd, vivid_config, wait_for)
 
 REPO, RESULTS = sys.argv[1], sys.argv[2]
 CAMD = os.path.join(REPO, ".build/debug/camd")
@@ -47,18 +47,7 @@ def start_camd(config, extra_env=None, args=()):
     return launch(CAMD, config, PHOTOS, os.path.join(RESULTS, "camd-daemon.log"), extra_env, args)
 
 
-config = write_config(os.path.join(WORK, "camd.toml"), f"""
-[daemon]
-socket = "{SOCK}"
-log_level = "debug"
-
-[[camera]]
-id = "vivid"
-device = "/dev/video0"
-format = "YUYV"
-size = "640x480"
-fps = 25
-""")
+config = vivid_config(os.path.join(WORK, "camd.toml"), SOCK, daemon_extra='log_level = "debug"')
 
 notify = NotifyListener(NOTIFY)
 notify.start()

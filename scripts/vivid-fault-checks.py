@@ -22,7 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from camdtest import (Suite, UnixHTTP, call as call_on, camera_status, process_figures, start_camd as launch,  # noqa: E402
-                      stop_camd, wait_for, write_config)
+                      stop_camd, vivid_config, wait_for)
 
 REPO, RESULTS = sys.argv[1], sys.argv[2]
 CAMD = os.path.join(REPO, ".build/debug/camd")
@@ -61,20 +61,8 @@ def start(config, photos=PHOTOS):
     return process, up
 
 
-config = write_config(os.path.join(WORK, "camd.toml"), f"""
-[daemon]
-socket = "{SOCK}"
-read_only_group = "audio"
-
-[[camera]]
-id = "vivid"
-device = "/dev/video0"
-format = "YUYV"
-size = "640x480"
-fps = 25
-  [camera.photos]
-  keep_count = 50
-""")
+config = vivid_config(os.path.join(WORK, "camd.toml"), SOCK, daemon_extra='read_only_group = "audio"',
+                      camera_extra="[camera.photos]\nkeep_count = 50")
 
 camd, up = start(config)
 check("camd runs on vivid", up, status().get("reason", "") if not up else "")

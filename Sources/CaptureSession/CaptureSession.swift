@@ -264,19 +264,11 @@ public actor CaptureSession {
             settle()
         case .lost(let error, let retryIn):
             guard !sender.isStopping else { break }
-            errors += 1
-            lastError = error.message
-            lastErrorKind = error.kind.rawValue
-            state = .waitingForDevice
-            reason = error.message
+            record(error, state: .waitingForDevice)
             logger.warning("\(error.message); retrying in \(retryIn) s")
             settle()
         case .failed(let error):
-            errors += 1
-            lastError = error.message
-            lastErrorKind = error.kind.rawValue
-            state = .failed
-            reason = error.message
+            record(error, state: .failed)
             logger.error("\(error.message)")
             hub.deviceLost(.failed(error.message))
             worker = nil
@@ -291,6 +283,14 @@ public actor CaptureSession {
             settle()
             finishStop()
         }
+    }
+
+    private func record(_ error: DeviceError, state: SessionState) {
+        errors += 1
+        lastError = error.message
+        lastErrorKind = error.kind.rawValue
+        self.state = state
+        reason = error.message
     }
 
     private func settle() {

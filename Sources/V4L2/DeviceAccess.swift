@@ -197,6 +197,12 @@ public enum DeviceAccess {
         return report
     }
 
+    /// "v4l2-ctl (pid 812)", or "another program" when /proc shows none.
+    public static func describeHolders(of path: String) -> String {
+        let holders = holders(of: path)
+        return holders.isEmpty ? "another program" : holders.map { "\($0.command) (pid \($0.pid))" }.joined(separator: ", ")
+    }
+
     /// Processes that hold `path` open, read from /proc (only those this user may see).
     public static func holders(of path: String) -> [(pid: Int32, command: String)] {
         guard case .success(let target) = Syscall.stat(path) else { return [] }

@@ -43,9 +43,8 @@ public struct DeviceError: Error, CustomStringConvertible, Sendable {
                                "\(path) disconnected during \(what) (\(errno)); camd will use it again once it is back",
                                errno: errno)
         case .resourceBusy:
-            let holders = DeviceAccess.holders(of: path)
-            let who = holders.isEmpty ? "another program" : holders.map { "\($0.command) (pid \($0.pid))" }.joined(separator: ", ")
-            return DeviceError(.busy, path: path, "\(path) is busy during \(what): \(who) is using it", errno: errno)
+            return DeviceError(.busy, path: path, "\(path) is busy during \(what): \(DeviceAccess.describeHolders(of: path)) is using it",
+                               errno: errno)
         case .invalidArgument:
             return DeviceError(.unsupported, path: path, "\(path) refused \(what) (\(errno))", errno: errno)
         default:

@@ -85,9 +85,7 @@ public final class VideoDevice {
                                "Permission denied opening \(path) (\(errno)) although its file permissions allow this user: a device policy blocks it. Under systemd, the unit needs `DeviceAllow=char-video4linux rw`, and it must be restarted if the video driver was loaded after it started.",
                                errno: errno)
         case .resourceBusy:
-            let holders = DeviceAccess.holders(of: path)
-            let who = holders.isEmpty ? "another program" : holders.map { "\($0.command) (pid \($0.pid))" }.joined(separator: ", ")
-            return DeviceError(.busy, path: path, "\(path) is busy: \(who) is using it. Stop it, or ask camd for frames instead of opening the camera.", errno: errno)
+            return DeviceError(.busy, path: path, "\(path) is busy: \(DeviceAccess.describeHolders(of: path)) is using it. Stop it, or ask camd for frames instead of opening the camera.", errno: errno)
         case .operationNotSupportedByDevice, .noSuchFileOrDirectory, .noSuchAddressOrDevice:
             return DeviceError(.noSuchDevice, path: path, "\(path) has no device behind it (\(errno)): was the camera unplugged?", errno: errno)
         default:
