@@ -72,6 +72,8 @@ let package = Package(
             "CaptureSession", "Client", "V4L2", "JPEG", "VideoCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
+        // Benchmarks that print figures (see README, Performance).
+        .executableTarget(name: "camd-bench", dependencies: ["JPEG", "VideoCore"], swiftSettings: strict),
         .executableTarget(name: "camd", dependencies: [
             "Daemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
