@@ -40,7 +40,7 @@ public struct DeviceError: Error, CustomStringConvertible, Sendable {
         switch errno {
         case .operationNotSupportedByDevice, .noSuchFileOrDirectory:
             return DeviceError(.disconnected, path: path,
-                               "\(path) disconnected during \(what) (\(errno)); camd will use it again once it is back",
+                               "\(path) disconnected during \(what) (\(errno)): the camera was unplugged or its driver reset it",
                                errno: errno)
         case .resourceBusy:
             return DeviceError(.busy, path: path, "\(path) is busy during \(what): \(DeviceAccess.describeHolders(of: path)) is using it",
