@@ -12,6 +12,10 @@ public struct EXIF: Hashable, Sendable {
     public var software: String = "camd"
     public var pixelWidth: Int?
     public var pixelHeight: Int?
+    /// How a viewer should turn the pixels (tag 0x0112, for `rotate=exif`); nil leaves the tag out.
+    public var orientation: Orientation?
+    /// Where the camera stands (the GPS IFD); nil leaves it out.
+    public var gps: GPSPosition?
 
     public init(captureTime: Double, make: String? = nil, model: String? = nil, pixelWidth: Int? = nil, pixelHeight: Int? = nil) {
         self.captureTime = captureTime
@@ -54,12 +58,18 @@ public struct EXIF: Hashable, Sendable {
         if let pixelWidth { exif.append(.long(0xA002, UInt32(pixelWidth))) }
         if let pixelHeight { exif.append(.long(0xA003, UInt32(pixelHeight))) }
 
-        // TIFF header, then IFD0 (with a pointer to the Exif IFD), then the Exif IFD.
+        if let orientation { ifd0.append(Self.short(0x0112, orientation.rawValue)) }
+        let gpsIFD = gps?.entries ?? []
+
+        // TIFF header, then IFD0 (with pointers to the Exif and GPS IFDs), then the Exif IFD, then the GPS IFD.
         var tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 0x08, 0x00, 0x00, 0x00]
-        let ifd0Size = 2 + (ifd0.count + 1) * 12 + 4 + ifd0.reduce(0) { $0 + $1.overflow.count }
+        let pointers = gpsIFD.isEmpty ? 1 : 2
+        let ifd0Size = 2 + (ifd0.count + pointers) * 12 + 4 + ifd0.reduce(0) { $0 + $1.overflow.count }
         ifd0.append(.long(0x8769, UInt32(8 + ifd0Size)))
+        if !gpsIFD.isEmpty { ifd0.append(.long(0x8825, UInt32(8 + ifd0Size + Self.ifdSize(exif)))) }
         Self.write(ifd0, at: 8, into: &tiff)
         Self.write(exif, at: tiff.count, into: &tiff)
+        if !gpsIFD.isEmpty { Self.write(gpsIFD, at: tiff.count, into: &tiff) }
         return [0xFF, 0xE1] + Self.be16(2 + 6 + tiff.count) + Array("Exif".utf8) + [0, 0] + tiff
     }
 
@@ -81,8 +91,10 @@ public struct EXIF: Hashable, Sendable {
 
     enum Entry {
         case ascii(UInt16, String), long(UInt16, UInt32), undefined(UInt16, [UInt8])
+        /// Any other TIFF type, already encoded (SHORT, RATIONAL, BYTE: see EXIF+Orientation.swift).
+        case raw(UInt16, type: UInt16, count: UInt32, bytes: [UInt8])
         var tag: UInt16 {
-            switch self { case .ascii(let t, _), .long(let t, _), .undefined(let t, _): return t }
+            switch self { case .ascii(let t, _), .long(let t, _), .undefined(let t, _), .raw(let t, _, _, _): return t }
         }
         /// Type, count and the value bytes (inline when four or fewer).
         var encoded: (type: UInt16, count: UInt32, bytes: [UInt8]) {
@@ -92,6 +104,7 @@ public struct EXIF: Hashable, Sendable {
                 return (2, UInt32(bytes.count), bytes)
             case .long(_, let value): return (4, 1, EXIF.le32(value))
             case .undefined(_, let bytes): return (7, UInt32(bytes.count), bytes)
+            case .raw(_, let type, let count, let bytes): return (type, count, bytes)
             }
         }
         var overflow: [UInt8] {

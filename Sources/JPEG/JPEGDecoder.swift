@@ -3,7 +3,7 @@ import VideoCore
 
 /// Decodes JPEGs with TurboJPEG: used to check output and to scale saved photos.
 public final class JPEGDecoder {
-    private let handle: tjhandle
+    let handle: tjhandle  // internal: JPEGDecoder+Scaled.swift decodes with it too
 
     public init() throws(JPEGError) {
         guard let handle = tjInitDecompress() else { throw JPEGError("TurboJPEG could not create a decompressor") }
