@@ -41,6 +41,7 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     }
     v1.get("cameras/:id/snapshot") { request, context in
         let session = try camera(context, services)
+        let render = try RenderRequest(request, allowing: ["max_age_ms"])
         let maxAge = try request.uri.queryParameters.get("max_age_ms").map { text -> Double in
             guard let ms = Double(text), ms >= 0, ms <= 3_600_000 else {
                 throw APIError.badRequest("max_age_ms must be a number of milliseconds from 0 to 3600000; got \"\(text)\"", code: "bad_parameter")
@@ -48,9 +49,9 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
             return ms / 1000
         }
         let frame = try await session.snapshot(maxAge: maxAge)
-        let card = await session.status().card
-        let jpeg = EXIF(captureTime: frame.captureTime, make: card, model: card,
-                        pixelWidth: frame.size.width, pixelHeight: frame.size.height).inserted(into: frame.jpeg)
+        let jpeg = try await render.apply(to: frame.jpeg, captureTime: frame.captureTime, camera: session.id,
+                                          card: await session.status().card, sequence: UInt64(frame.sequence),
+                                          quality: await session.settings.quality)
         var headers = frameHeaders(frame)
         headers[.contentType] = "image/jpeg"
         headers[.cacheControl] = "no-store"
@@ -58,16 +59,18 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     }
     v1.post("cameras/:id/snapshot") { request, context in
         let session = try camera(context, services)
+        let render = try RenderRequest(request)
         await audit(request, context, services)
         let frame = try await session.snapshot()
         let settings = await session.settings
-        let card = await session.status().card
-        let jpeg = EXIF(captureTime: frame.captureTime, make: card, model: card,
-                        pixelWidth: frame.size.width, pixelHeight: frame.size.height).inserted(into: frame.jpeg)
+        let jpeg = try await render.apply(to: frame.jpeg, captureTime: frame.captureTime, camera: session.id,
+                                          card: await session.status().card, sequence: UInt64(frame.sequence),
+                                          quality: settings.quality)
+        let size = render.isIdentity ? frame.size : ((try? JPEGDecoder().header(jpeg).size) ?? frame.size)
         do {
             let record = try await services.photos.save(jpeg, camera: session.id, settings: settings.photos,
                                                         captureTime: frame.captureTime, sequence: frame.sequence,
-                                                        width: frame.size.width, height: frame.size.height)
+                                                        width: size.width, height: size.height)
             await session.recordPhotoSave(error: nil)
             return try JSONBody.response(record, status: .created)
         } catch let error as PhotoError {

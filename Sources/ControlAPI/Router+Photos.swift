@@ -2,6 +2,7 @@ import CaptureSession
 import Foundation
 import HTTPTypes
 import Hummingbird
+import JPEG
 
 func addPhotoRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServices) {
     v1.get("photos") { request, _ in
@@ -20,10 +21,19 @@ func addPhotoRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServic
         }
         return try JSONBody.response(await services.photos.list(camera: camera, since: since, until: until, limit: limit))
     }
-    v1.get("photos/:name") { _, context in
+    v1.get("photos/contact-sheet") { request, _ in
+        try await contactSheet(request, services)
+    }
+    v1.get("photos/:name") { request, context in
         let name = context.parameters.get("name") ?? ""
+        let render = try RenderRequest(request)
         let (record, path) = try await services.photos.file(named: name)
-        let bytes = try await BlockingIO.run { try Data(contentsOf: URL(fileURLWithPath: path)) }
+        var bytes = try await BlockingIO.run { try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) }
+        if !render.isIdentity {
+            let quality = await services.cameras[record.camera]?.settings.quality ?? 85
+            bytes = try await render.apply(to: bytes, captureTime: record.captureTime, camera: record.camera, card: nil,
+                                           sequence: UInt64(record.sequence ?? 0), quality: quality)
+        }
         return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "max-age=3600",
                                                HTTPField.Name("X-Capture-Time")!: String(format: "%.6f", record.captureTime)],
                         body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
@@ -34,6 +44,60 @@ func addPhotoRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServic
         try await services.photos.delete(named: name)
         return Response(status: .noContent)
     }
+}
+
+/// `GET /v1/photos/contact-sheet`: one JPEG, a grid of square thumbnails of the
+/// selected photos in time order, each labelled with its time.
+func contactSheet(_ request: Request, _ services: APIServices) async throws -> Response {
+    let query = request.uri.queryParameters
+    let known: Set<String> = ["camera", "since", "until", "cols", "cell"]
+    var sheetQuery: [String: String] = [:]
+    for (key, value) in query {
+        guard known.contains(String(key)) else {
+            throw APIError.badRequest("unknown parameter \"\(key)\"; contact-sheet takes \(known.sorted().joined(separator: ", "))",
+                                      code: "bad_parameter")
+        }
+        if key == "cols" || key == "cell" { sheetQuery[String(key)] = String(value) }
+    }
+    let sheet: ContactSheet
+    do { sheet = try ContactSheet.parse(query: sheetQuery) } catch { throw APIError(error) }
+    let records = await services.photos.list(camera: query.get("camera"), since: try time(query.get("since"), "since"),
+                                            until: try time(query.get("until"), "until"), limit: ContactSheet.maximumCells + 1)
+    guard !records.isEmpty else { throw APIError(ImageError.noPhotos) }
+    guard records.count <= ContactSheet.maximumCells else {
+        throw APIError(ImageError.tooManyPhotos(count: records.count, limit: ContactSheet.maximumCells))
+    }
+    var paths: [String] = []
+    for record in records.reversed() {  // oldest first
+        paths.append((try? await services.photos.file(named: record.name, camera: record.camera).path) ?? "")
+    }
+    let labels = records.reversed().map { label(for: $0.captureTime) }
+    let files = paths
+    let jpeg: [UInt8]
+    do {
+        jpeg = try await BlockingIO.run { () throws(ImageError) -> [UInt8] in
+            try sheet.jpeg(count: files.count, with: ImagePipeline(), quality: 85, label: { labels[$0] }, jpeg: { index in
+                FileManager.default.contents(atPath: files[index]).map { [UInt8]($0) }
+            })
+        }
+    } catch {
+        throw APIError(error)
+    }
+    return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
+}
+
+/// "06:04:45" for today, "11-21 06:04" otherwise: fits under a thumbnail.
+private func label(for time: Double) -> String {
+    var seconds = time_t(time), now = time_t(Date().timeIntervalSince1970)
+    var at = tm(), today = tm()
+    localtime_r(&seconds, &at)
+    localtime_r(&now, &today)
+    func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+    if at.tm_year == today.tm_year && at.tm_yday == today.tm_yday {
+        return "\(two(at.tm_hour)):\(two(at.tm_min)):\(two(at.tm_sec))"
+    }
+    return "\(two(at.tm_mon + 1))-\(two(at.tm_mday)) \(two(at.tm_hour)):\(two(at.tm_min))"
 }
 
 /// A time given as seconds since 1970 or as ISO 8601 ("2026-11-22T06:00:00Z").
