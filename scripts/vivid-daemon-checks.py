@@ -111,6 +111,50 @@ try:
     check("configure with a bad value: 400 naming the field, settings kept",
           code == 400 and "fps" in json.loads(data)["error"]["message"] and status()["size"] == "640x480")
 
+    # Image options (issue 5) on real frames.
+    code, _, jpeg = call("GET", "/v1/cameras/vivid/snapshot?width=240&height=240&fit=cover")
+    size, colours = bars(jpeg) if code == 200 else (None, [])
+    centre = Image.open(io.BytesIO(jpeg)).convert("RGB").getpixel((120, 150)) if code == 200 else None
+    check("fit=cover into a square: exactly 240x240, the centre bars kept", size == (240, 240) and centre is not None
+          and (centre[1] > 150 and centre[0] < 40 or centre[0] > 150 and centre[1] < 40), f"{size} centre {centre}")
+    code, _, jpeg = call("GET", "/v1/cameras/vivid/snapshot?rotate=90&max=320")
+    image = Image.open(io.BytesIO(jpeg)).convert("RGB") if code == 200 else None
+    down = [image.getpixel((image.width // 2, y)) for y in range(10, image.height - 10, image.height // 8)] if image else []
+    across = [image.getpixel((x, image.height * 3 // 4)) for x in range(10, image.width - 10, image.width // 6)] if image else []
+    spread = lambda pixels: max(max(p) - min(p) for p in zip(*pixels)) if pixels else 0
+    check("rotate=90 turns the bars horizontal: colour changes down a column, not along a row",
+          image is not None and image.size == (240, 320) and spread(down) > 150 and spread(across) < 40,
+          f"{image.size if image else code}, down {spread(down)}, across {spread(across)}")
+    plain = Image.open(io.BytesIO(call("GET", "/v1/cameras/vivid/snapshot?max=320&max_age_ms=0")[2])).convert("L")
+    _, _, jpeg = call("GET", "/v1/cameras/vivid/snapshot?max=320&overlay=%25H:%25M:%25S%20%7Bcamera%7D&overlay_corner=bottom-right")
+    labelled = Image.open(io.BytesIO(jpeg)).convert("L")
+    changed = [(x, y) for y in range(0, 240, 2) for x in range(0, 320, 2)
+               if abs(plain.getpixel((x, y)) - labelled.getpixel((x, y))) > 40]
+    inside = all(x >= 160 and y >= 200 for x, y in changed)
+    check("overlay: pixels change only in its box in the chosen corner", changed and inside,
+          f"{len(changed)} changed, box {min(changed)[0] if changed else '-'}..{max(changed)[0] if changed else '-'}")
+    for query, parameter in [("width=0", "width"), ("crop=9000,0,10,10", "crop"), ("rotate=45", "rotate")]:
+        code, _, data = call("GET", f"/v1/cameras/vivid/snapshot?{query}")
+        check(f"{query} is a 400 naming {parameter}", code == 400 and parameter in data.decode(), data.decode()[:100])
+    for _ in range(4):
+        call("POST", "/v1/cameras/vivid/snapshot")
+    code, _, jpeg = call("GET", "/v1/photos/contact-sheet?camera=vivid&cols=2&cell=96")
+    sheet = Image.open(io.BytesIO(jpeg)) if code == 200 else None
+    check("contact sheet: 4 photos in 2 columns make a 2x2 grid", sheet is not None and 2 * 96 < sheet.width < 3 * 96
+          and 2 * 96 < sheet.height < 3 * 96 + 60, f"{sheet.size if sheet else code}")
+    _, _, listing = call("GET", "/v1/photos?camera=vivid&limit=1")
+    newest = json.loads(listing)[0]["name"]
+    code, _, jpeg = call("GET", f"/v1/photos/{newest}?max=160")
+    check("a saved photo's thumbnail: max=160", code == 200 and Image.open(io.BytesIO(jpeg)).size == (160, 120))
+    code, _, jpeg = call("GET", f"/v1/photos/{newest}")
+    exif = Image.open(io.BytesIO(jpeg)).getexif()
+    exif_ifd = exif.get_ifd(0x8769)
+    check("saved photos carry EXIF: camera, DateTimeOriginal with sub-seconds and offset",
+          exif.get(0x010F) == "vivid" and len(exif_ifd.get(0x9003, "")) == 19 and len(exif_ifd.get(0x9291, "")) == 6
+          and exif_ifd.get(0x9011, "").startswith(("+", "-")), f"{dict(exif)} {dict(exif_ifd)}")
+    for photo in json.loads(call("GET", "/v1/photos?camera=vivid")[2]):
+        call("DELETE", f"/v1/photos/{photo['name']}")
+
     code, _, data = call("GET", "/v1/cameras/vivid/controls")
     names = [c["name"] for c in json.loads(data)] if code == 200 else []
     check("GET controls lists brightness and vivid's fault controls", "brightness" in names and "disconnect" in names)

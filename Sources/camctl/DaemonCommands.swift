@@ -1,4 +1,5 @@
 import ArgumentParser
+import CaptureSession
 import Client
 import Foundation
 
@@ -60,4 +61,36 @@ private func changeState(_ daemon: DaemonSelection, _ camera: String?, _ verb: S
     let reply = try DaemonCall.perform(client, "POST", "/v1/cameras/\(id)/\(verb)")
     let status = (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any] ?? [:]
     print("\(id): \(status["state"] ?? "?")\((status["reason"] as? String).map { " (\($0))" } ?? "")")
+}
+
+struct ContactSheetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "contact-sheet",
+        abstract: "Write one JPEG with thumbnails of camd's saved photos, in time order, each labelled with its time.")
+
+    @OptionGroup var daemon: DaemonSelection
+    @Option(help: "Only this camera's photos.") var camera: String?
+    @Option(help: "From this time (seconds since 1970 or ISO 8601).") var since: String?
+    @Option(help: "Until this time (exclusive).") var until: String?
+    @Option(help: "Columns.") var cols: Int?
+    @Option(help: "Cell size in pixels (square).") var cell: Int?
+    @Option(name: .shortAndLong, help: "Where to write the JPEG; - for standard output.") var output: String
+
+    func run() throws {
+        let client = try daemon.requiredDaemon()
+        var query: [String] = []
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~:")
+        for (name, value) in [("camera", camera), ("since", since), ("until", until), ("cols", cols.map(String.init)),
+                              ("cell", cell.map(String.init))] {
+            if let value { query.append("\(name)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)") }
+        }
+        let reply = try DaemonCall.perform(client, "GET", "/v1/photos/contact-sheet" + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
+        do {
+            if output == "-" { try StandardOutput.write(reply.body) } else { try AtomicFile.write(reply.body, to: output) }
+        } catch {
+            throw fail("\(error)", ExitStatus.outputFailed)
+        }
+        printError("contact sheet: \(reply.body.count) bytes → \(output == "-" ? "standard output" : output)")
+    }
 }

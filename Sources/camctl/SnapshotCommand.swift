@@ -40,6 +40,8 @@ struct SnapshotCommand: ParsableCommand {
 
     @OptionGroup var daemon: DaemonSelection
 
+    @OptionGroup(title: "Image options (as the API's query parameters)") var image: ImageOptions
+
     func validate() throws {
         if let size, FrameSize(parsing: size) == nil { throw ValidationError("--size must be WIDTHxHEIGHT, such as 1280x720; got \"\(size)\"") }
         if let format, PixelFormat(parsing: format) == nil {
@@ -65,7 +67,7 @@ struct SnapshotCommand: ParsableCommand {
         options.frameTimeout = .milliseconds(Int64(timeout * 1000))
         options.controls = try parseAssignments(controls)
 
-        let result: Snapshot.Result
+        var result: Snapshot.Result
         do {
             result = try Snapshot.take(options)
         } catch {
@@ -75,6 +77,13 @@ struct SnapshotCommand: ParsableCommand {
                 if case .unsupportedFormat = encodingError { throw fail(encodingError.description, ExitStatus.unsupported) }
                 throw fail(encodingError.description, ExitStatus.deviceIO)
             }
+        }
+        do {
+            let camera = result.source.split(separator: " ").first.map(String.init) ?? result.source  // "/dev/video0", "testsrc"
+            result.jpeg = try image.apply(to: result.jpeg, captureTime: result.frame.captureTime, camera: camera,
+                                          sequence: result.frame.sequence, quality: quality)
+        } catch {
+            throw fail("\(error)", ExitStatus.usage)
         }
         do {
             if output == "-" {
@@ -90,7 +99,7 @@ struct SnapshotCommand: ParsableCommand {
 
     /// The newest frame of camd's running stream: no open, no warm-up, no second owner of the device.
     func fromDaemon(_ client: DaemonClient, camera id: String) throws {
-        let reply = try DaemonCall.perform(client, "GET", "/v1/cameras/\(id)/snapshot")
+        let reply = try DaemonCall.perform(client, "GET", "/v1/cameras/\(id)/snapshot" + (image.isEmpty ? "" : "?" + image.queryString))
         if size != nil || format != nil || fps != nil || quality != FrameEncoder.defaultQuality {
             printError("camctl: note: camd's camera \(id) keeps its own size, format, rate and quality; change them with its configure endpoint, or use --no-daemon")
         }

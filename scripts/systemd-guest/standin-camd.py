@@ -99,6 +99,21 @@ def main():
             while not stopping.wait(usec / 2e6):
                 notify("WATCHDOG=1")
         threading.Thread(target=ping, daemon=True).start()
+    # Like camd: a camera refused by the device policy (EPERM although the
+    # file's group allows it) needs a restart, so exit 75 (EX_TEMPFAIL).
+    def watch_devices():
+        while not stopping.wait(0.5):
+            if not os.path.exists("/dev/video0"):
+                continue
+            try:
+                os.close(os.open("/dev/video0", os.O_RDWR))
+            except PermissionError as e:
+                if e.errno == 1:
+                    log(3, "/dev/video0 refused by the device policy (EPERM); exiting 75 so systemd restarts camd")
+                    os._exit(75)
+            except OSError:
+                pass
+    threading.Thread(target=watch_devices, daemon=True).start()
     server.settimeout(0.5)
     while not stopping.is_set():
         try:

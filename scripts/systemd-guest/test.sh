@@ -85,6 +85,36 @@ except OSError as e:
     print(e.strerror); sys.exit(1)"' sh "$cg"
 }
 
+# The id of the vivid camera in a status reply (vivid is the only camera in
+# the VM): one naming vivid or /dev/video0 that runs, else any running one.
+vivid_camera() {  # STATUS_JSON
+    python3 - "$1" <<'EOF' 2>/dev/null
+import json, sys
+cams = json.load(open(sys.argv[1])).get("cameras") or []
+running = [c for c in cams if c.get("state", "running") == "running"]
+named = [c for c in running if any(k in json.dumps(c).lower() for k in ("vivid", "/dev/video0"))]
+for c in named or running:
+    print(c.get("id", "")); break
+EOF
+}
+# Waits up to LIMIT s for the status to list a running vivid camera; prints its id.
+wait_camera() {  # LIMIT FILE
+    local end=$((SECONDS + $1)) id=
+    while [ $SECONDS -lt $end ]; do
+        api /v1/status -o "$2" 2>/dev/null && id=$(vivid_camera "$2")
+        [ -n "$id" ] && { echo "$id"; return 0; }
+        sleep 1
+    done
+    return 1
+}
+snapshot() {  # ID FILE: prints "HTTP CODE, N bytes starting MAGIC"; succeeds on a JPEG
+    local code magic
+    code=$(api "/v1/cameras/$1/snapshot" -o "$2" -w '%{http_code}' 2>&1)
+    magic=$(head -c 2 "$2" 2>/dev/null | od -An -tx1 | tr -d ' ')
+    echo "HTTP $code, $(stat -c %s "$2" 2>/dev/null || echo 0) bytes starting ${magic:-nothing}"
+    [ "$code" = 200 ] && [ "$magic" = ffd8 ]
+}
+
 say "systemd $(systemctl --version | head -1 | cut -d' ' -f2) as PID 1 ($(cat /proc/1/comm)), kernel $(uname -r), $(systemctl is-system-running)"
 [ "$(cat /proc/1/comm)" = systemd ] && pass pid1 "systemd is PID 1" || fail pid1 "PID 1 is $(cat /proc/1/comm)"
 
@@ -179,8 +209,17 @@ if systemctl is-active --quiet pitfall-control.service; then
     check devicepolicy-pitfall "control unit started before videodev: $out (expected EPERM)" test "$out" = "Operation not permitted"
     systemctl stop pitfall-control.service
 fi
-api /v1/status -o "$SHARE/status-hotplug.json" 2>/dev/null
-info hotplug "camd started before vivid now reports: $(head -c 300 "$SHARE/status-hotplug.json")"
+# camd, started before vivid existed, takes the camera that appeared: only
+# possible because major 81 was in its device list from the start.
+if id=$(wait_camera 60 "$SHARE/status-hotplug.json"); then
+    if out=$(snapshot "$id" "$SHARE/snapshot-hotplug.jpg"); then
+        pass hotplug "camd started before vivid: camera $id, snapshot $out"
+    else
+        fail hotplug "camd started before vivid: camera $id, snapshot $out"
+    fi
+else
+    fail hotplug "camd started before vivid never listed a running camera: $(head -c 600 "$SHARE/status-hotplug.json")"
+fi
 
 # ---------------------------------------------------------------- activation 2: with the camera
 systemctl stop camd.service
@@ -203,16 +242,7 @@ status_text=$(show camd.service StatusText)
 check status-text "StatusText=$status_text" test -n "$status_text"
 json_pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("pid"))' "$SHARE/status.json" 2>/dev/null)
 check status-pid "status pid $json_pid = MainPID $main_pid" test "$json_pid" = "$main_pid"
-camera=$(python3 - "$SHARE/status.json" <<'EOF' 2>&1
-import json, sys
-cams = json.load(open(sys.argv[1])).get("cameras") or []
-# vivid is the only camera in the VM: a camera naming it, or else a running one.
-named = [c for c in cams if any(k in json.dumps(c).lower() for k in ("vivid", "/dev/video0"))]
-running = [c for c in cams if c.get("state") == "running"]
-for c in named or running:
-    print(c.get("id", "")); break
-EOF
-)
+camera=$(vivid_camera "$SHARE/status.json")
 check status-camera "the status lists the vivid camera: id ${camera:-none}" test -n "$camera"
 echo "status: $(head -c 1500 "$SHARE/status.json")"
 
@@ -231,11 +261,12 @@ check state-dir "/var/lib/camd is $perm" test "$perm" = "drwxr-x--- camd:camd"
 
 # ---------------------------------------------------------------- snapshot
 if [ -n "$camera" ]; then
-    code=$(api "/v1/cameras/$camera/snapshot" -o "$SHARE/snapshot.jpg" -w '%{http_code}' 2>&1)
-    magic=$(head -c 2 "$SHARE/snapshot.jpg" 2>/dev/null | od -An -tx1 | tr -d ' ')
-    check snapshot "GET /v1/cameras/$camera/snapshot: HTTP $code, $(stat -c %s "$SHARE/snapshot.jpg" 2>/dev/null) bytes starting $magic" \
-        test "$code" = 200 -a "$magic" = ffd8
-    [ "$magic" = ffd8 ] || head -c 400 "$SHARE/snapshot.jpg"
+    if out=$(snapshot "$camera" "$SHARE/snapshot.jpg"); then
+        pass snapshot "GET /v1/cameras/$camera/snapshot: $out"
+    else
+        fail snapshot "GET /v1/cameras/$camera/snapshot: $out"
+        head -c 400 "$SHARE/snapshot.jpg"
+    fi
 else
     fail snapshot "no camera id to ask for"
 fi
@@ -281,6 +312,100 @@ ms=$((($(date +%s%N) - t) / 1000000))
 result=$(show camd.service Result)
 check graceful-stop "systemctl stop took $ms ms, Result=$result, exit status $(show camd.service ExecMainStatus)" \
     test "$result" = success -a "$ms" -lt 5000
+
+# ---------------------------------------------------------------- exit 75 and restart
+# The pitfall itself, on the shipped unit: without modprobe@videodev (masked),
+# camd starts while videodev is not loaded; vivid appears later; its device
+# list lacks major 81, so opening gives EPERM; camd exits 75 and Restart=
+# brings it back with a device list that has it.
+systemctl mask --quiet modprobe@videodev.service
+# Unload videodev and every module using it (videobuf2_common stays after
+# modprobe -r vivid).
+unload() {  # MODULE
+    local user
+    for user in $(awk -v m="$1" '$1 == m && $4 != "-" { gsub(",", " ", $4); print $4 }' /proc/modules); do
+        unload "$user"
+    done
+    rmmod "$1" 2>/dev/null
+}
+unload videodev
+if grep -qw video4linux /proc/devices; then
+    info tempfail-restart "skipped: videodev stays loaded after modprobe -r vivid ($(lsmod | grep -w ^videodev))"
+else
+    systemctl start camd.service
+    restarts=$(show camd.service NRestarts)
+    pid1=$(show camd.service MainPID)
+    modprobe vivid n_devs=1 && udevadm settle --timeout=60
+    say "camd ($pid1) started without videodev; vivid loaded after it"
+    end=$((SECONDS + 90))
+    while [ $SECONDS -lt $end ]; do
+        [ "$(show camd.service NRestarts)" -gt "$restarts" ] && [ "$(show camd.service ActiveState)" = active ] && break
+        sleep 0.5
+    done
+    line=$(journalctl -b -u camd.service --no-pager -o cat | grep -E 'status=75' | tail -1)
+    check tempfail-exit "camd exited 75 when the device policy refused the camera: ${line:-no 'status=75' line in the journal}" \
+        test -n "$line"
+    pid2=$(show camd.service MainPID)
+    check tempfail-restart "NRestarts $restarts -> $(show camd.service NRestarts), MainPID $pid1 -> $pid2, $(show camd.service ActiveState)" \
+        test "$(show camd.service NRestarts)" -gt "$restarts" -a "$pid2" != "$pid1" -a "$(show camd.service ActiveState)" = active
+    if id=$(wait_camera 60 "$SHARE/status-tempfail.json"); then
+        if out=$(snapshot "$id" "$SHARE/snapshot-tempfail.jpg"); then
+            pass tempfail-snapshot "after the restart: camera $id, $out"
+        else
+            fail tempfail-snapshot "after the restart: camera $id, $out"
+        fi
+    else
+        fail tempfail-snapshot "no running camera after the restart: $(head -c 600 "$SHARE/status-tempfail.json")"
+    fi
+    systemctl stop camd.service
+fi
+systemctl unmask --quiet modprobe@videodev.service
+
+# ---------------------------------------------------------------- TCP
+# docs/systemd.md "Serving over TCP": with PrivateNetwork=yes a TCP listener
+# sits in camd's own network namespace, unreachable; the drop-in opens it.
+wait_active() {  # LIMIT
+    local end=$((SECONDS + $1))
+    while [ $SECONDS -lt $end ]; do
+        case "$(show camd.service ActiveState)" in active) return 0 ;; failed) return 1 ;; esac
+        sleep 0.2
+    done
+    return 1
+}
+if [ "${STAND_IN:-0}" = 1 ]; then
+    info tcp "skipped: the stand-in has no TCP listener"
+else
+    cp /etc/camd/camd.toml /run/camd.toml.saved
+    printf '[daemon]\ntcp = "127.0.0.1:8080"\n' >/etc/camd/camd.toml
+    # Without the drop-in, RestrictAddressFamilies=AF_UNIX refuses the TCP
+    # socket: camd should fail at once with 78 (EX_CONFIG, no restart loop)
+    # and say what to do, rather than loop until the start limit also takes
+    # camd.socket down.
+    systemctl restart camd.service   # a manual start: NRestarts counts from 0
+    wait_active 90
+    code=$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' http://127.0.0.1:8080/v1/status)
+    check tcp-private "tcp = 127.0.0.1:8080 without the drop-in: not reachable (curl HTTP code $code)" test "$code" != 200
+    line=$(journalctl -b -u camd.service --no-pager -o cat | grep -iE 'tcp|address family|8080' | tail -1)
+    check tcp-config-error "camd $(show camd.service ActiveState) (Result=$(show camd.service Result), status $(show camd.service ExecMainStatus), $(show camd.service NRestarts) restarts; camd.socket $(show camd.socket ActiveState)); says: ${line:-nothing about TCP}" \
+        test "$(show camd.service ExecMainStatus)" = 78 -a "$(show camd.service NRestarts)" = 0
+    systemctl reset-failed camd.service camd.socket 2>/dev/null
+    mkdir -p /etc/systemd/system/camd.service.d
+    sed -n '/^# \/etc\/systemd\/system\/camd.service.d\/tcp.conf/,/^```/p' "$REPO/docs/systemd.md" | grep -v '^```' \
+        >/etc/systemd/system/camd.service.d/tcp.conf
+    systemctl daemon-reload
+    systemctl start camd.socket
+    systemctl restart camd.service
+    wait_active 90
+    code=$(curl -sS --max-time 30 -o "$SHARE/status-tcp.json" -w '%{http_code}' http://127.0.0.1:8080/v1/status 2>&1)
+    check tcp-dropin "with docs/systemd.md's tcp.conf ($(grep -c . /etc/systemd/system/camd.service.d/tcp.conf) lines): GET http://127.0.0.1:8080/v1/status answered $code" \
+        test "$code" = 200
+    line=$(systemd-analyze security camd.service 2>&1 | grep 'Overall exposure' | sed 's/^→ *//')
+    info tcp-security "with the TCP drop-in: $line"
+    rm -f /etc/systemd/system/camd.service.d/tcp.conf
+    cp /run/camd.toml.saved /etc/camd/camd.toml
+    systemctl daemon-reload
+    systemctl stop camd.service
+fi
 
 # ---------------------------------------------------------------- uninstall
 systemctl stop camd.socket

@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+"""Soak test of camd with its synthetic source: clients come and go for a long time.
+
+Starts its own camd (synthetic source, 1280x720 at 30 fps, a timelapse photo
+every 5 s, keep_count 20 so the disk stays bounded) and for --seconds (default
+600) keeps it busy:
+
+  streams     up to --streams clients at once, each opened at random, read for
+              1-20 s (some thinned with ?fps=), then closed (some mid-frame)
+  snapshots   GET .../snapshot every ~0.5 s (some with max_age_ms=0)
+  saves       POST .../snapshot every ~2 s (photos kept: keep_count)
+  reads       status, camera detail, /metrics, /v1/photos every ~1 s
+  configure   quality toggled every --configure-every seconds (a camera restart)
+
+Every 10 s it samples camd's RSS, threads and open fds (/proc) and the camera's
+counters. After a warm-up (--warmup, default 60 s) and again at the end the
+clients pause until camd has no stream client, and the "at rest" figures are
+taken; the verdict is "flat" when the end figures are within a small bound of
+the warm-up ones (RSS +8 MiB or +10%, fds +2, threads +2).
+
+Prints the samples, start/end/max figures, and "N passed, N failed".
+
+    scripts/stress/soak.py                      # 600 s
+    scripts/stress/soak.py --seconds 120 --camd .build/debug/camd
+"""
+import argparse
+import json
+import os
+import random
+import socket
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stresslib import (Camd, Suite, StreamParser, call, camera_status, default_camd, describe_binary, loadavg, mib,
+                       proc_stats, stream_request, table)
+
+
+class Activity:
+    """The clients, each a thread; all bounded by `deadline` and pausable."""
+
+    def __init__(self, camd, args, rng):
+        self.camd = camd
+        self.args = args
+        self.rng = rng
+        self.deadline = time.monotonic() + args.seconds
+        self.paused = threading.Event()
+        self.lock = threading.Lock()
+        self.counts = {}   # kind -> {"ok": n, "bad": {code: n}, "errors": {text: n}}
+        self.streams_opened = 0
+        self.stream_frames = 0
+        self.sequence_resets = 0
+        self.duplicates = 0
+        self.live_streams = 0
+        self.threads = []
+
+    def running(self):
+        return time.monotonic() < self.deadline
+
+    def wait_unpaused(self):
+        while self.paused.is_set() and self.running():
+            time.sleep(0.2)
+
+    def tally(self, kind, code=None, error=None, ok_codes=(200,)):
+        with self.lock:
+            k = self.counts.setdefault(kind, {"ok": 0, "bad": {}, "errors": {}})
+            if error:
+                k["errors"][error[:100]] = k["errors"].get(error[:100], 0) + 1
+            elif code in ok_codes:
+                k["ok"] += 1
+            else:
+                k["bad"][code] = k["bad"].get(code, 0) + 1
+
+    def request(self, kind, method, path, body=None, ok_codes=(200,)):
+        try:
+            code, _, data = call(self.camd.sock, method, path, body=body, timeout=30)
+            self.tally(kind, code, ok_codes=ok_codes)
+            return code, data
+        except Exception as e:  # noqa: BLE001 - counted
+            self.tally(kind, error=type(e).__name__ + (f": {e}" if str(e) else ""))
+            return None, None
+
+    def sleep(self, seconds):
+        end = min(time.monotonic() + seconds, self.deadline)
+        while time.monotonic() < end:
+            time.sleep(min(0.2, max(0, end - time.monotonic())))
+
+    # --- the clients
+    def stream_slot(self, slot):
+        r = random.Random(self.rng.random())
+        while self.running():
+            self.wait_unpaused()
+            if not self.running():
+                return
+            self.sleep(r.uniform(0, 3))
+            if self.paused.is_set() or not self.running():
+                continue
+            fps = r.choice([None, None, None, 5, 10])
+            hold = r.uniform(1, 20)
+            mid_frame = r.random() < 0.3
+            p = StreamParser()
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.settimeout(10)
+                s.connect(self.camd.sock)
+                s.sendall(stream_request(self.camd.camera, fps))
+                with self.lock:
+                    self.streams_opened += 1
+                    self.live_streams += 1
+                end = time.monotonic() + hold
+                while time.monotonic() < min(end, self.deadline) and not self.paused.is_set():
+                    data = s.recv(65536)
+                    if not data:
+                        break
+                    p.feed(data)
+                    if p.bad:
+                        break
+                if mid_frame:  # hang up inside a frame
+                    t = time.monotonic() + 2
+                    while not p.in_frame and time.monotonic() < t:
+                        data = s.recv(4096)
+                        if not data:
+                            break
+                        p.feed(data)
+                ok = p.http_status == 200 and not p.bad and p.frames > 0
+                self.tally("stream", 200 if ok else (p.http_status or -1),
+                           error=None if ok else f"status {p.http_status}, bad {p.bad}, frames {p.frames}")
+            except Exception as e:  # noqa: BLE001
+                self.tally("stream", error=type(e).__name__ + (f": {e}" if str(e) else ""))
+            finally:
+                s.close()
+                with self.lock:
+                    self.live_streams -= 1
+                    self.stream_frames += p.frames
+                    self.sequence_resets += p.sequence_resets
+                    self.duplicates += p.duplicates
+
+    def snapshots(self):
+        r = random.Random(self.rng.random())
+        cam = self.camd.camera
+        while self.running():
+            self.wait_unpaused()
+            q = "?max_age_ms=0" if r.random() < 0.3 else ""
+            self.request("snapshot", "GET", f"/v1/cameras/{cam}/snapshot{q}")
+            self.sleep(r.uniform(0.2, 0.8))
+
+    def saves(self):
+        r = random.Random(self.rng.random())
+        cam = self.camd.camera
+        while self.running():
+            self.wait_unpaused()
+            self.request("photo save", "POST", f"/v1/cameras/{cam}/snapshot", ok_codes=(201,))
+            self.sleep(r.uniform(1, 3))
+
+    def reads(self):
+        r = random.Random(self.rng.random())
+        cam = self.camd.camera
+        paths = ["/v1/status", f"/v1/cameras/{cam}", "/metrics", f"/v1/photos?camera={cam}&limit=50", "/v1/cameras"]
+        while self.running():
+            self.wait_unpaused()
+            self.request("status/metrics/list", "GET", r.choice(paths))
+            self.sleep(r.uniform(0.5, 1.5))
+
+    def configure(self):
+        if self.args.configure_every <= 0:
+            return
+        cam = self.camd.camera
+        quality = [80, 85]
+        i = 0
+        while self.running():
+            self.sleep(self.args.configure_every)
+            if not self.running():
+                return
+            self.wait_unpaused()
+            i += 1
+            self.request("configure", "POST", f"/v1/cameras/{cam}/configure", body={"quality": quality[i % 2]})
+
+    def start(self):
+        targets = [(self.stream_slot, (i,)) for i in range(self.args.streams)]
+        targets += [(self.snapshots, ()), (self.saves, ()), (self.reads, ()), (self.configure, ())]
+        for fn, a in targets:
+            t = threading.Thread(target=fn, args=a, daemon=True)
+            t.start()
+            self.threads.append(t)
+
+    def join(self):
+        for t in self.threads:
+            t.join(60)
+        return sum(t.is_alive() for t in self.threads)
+
+
+def at_rest(camd, activity, timeout=30):
+    """Pauses the clients until camd has no stream client, then takes the figures."""
+    activity.paused.set()
+    deadline = time.time() + timeout
+    stats = cam = None
+    while time.time() < deadline:
+        try:
+            cam = camera_status(camd.sock, camd.camera)
+        except Exception:  # noqa: BLE001
+            cam = None
+        with activity.lock:
+            live = activity.live_streams
+        if cam and cam["stream_clients"] == 0 and live == 0:
+            time.sleep(2)  # let connections close and the encoder go idle
+            stats = proc_stats(camd.pid)
+            break
+        time.sleep(0.5)
+    activity.paused.clear()
+    return stats, cam
+
+
+def photo_folder_figures(photos, camera):
+    folder = os.path.join(photos, camera)
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".jpg")]
+        total = sum(os.path.getsize(os.path.join(folder, n)) for n in names)
+        temps = [n for n in os.listdir(folder) if n.startswith(".")]
+    except OSError:
+        return 0, 0, 0
+    return len(names), total, len(temps)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--camd", default=default_camd())
+    ap.add_argument("--seconds", type=float, default=600, help="length of the soak")
+    ap.add_argument("--warmup", type=float, default=60, help="seconds before the start figures are taken")
+    ap.add_argument("--size", default="1280x720")
+    ap.add_argument("--fps", type=int, default=30)
+    ap.add_argument("--streams", type=int, default=8, help="stream clients at most at once")
+    ap.add_argument("--keep-count", type=int, default=20)
+    ap.add_argument("--interval", type=float, default=5, help="timelapse interval, seconds")
+    ap.add_argument("--configure-every", type=float, default=60, help="seconds between quality changes (0: never)")
+    ap.add_argument("--sample", type=float, default=10, help="seconds between samples")
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--workdir", default=None)
+    args = ap.parse_args()
+    seed = args.seed if args.seed is not None else random.randrange(1 << 32)
+    rng = random.Random(seed)
+
+    suite = Suite()
+    extra = f"\n[camera.photos]\ninterval = {args.interval}\nkeep_count = {args.keep_count}\n"
+    camd = Camd(binary=args.camd, workdir=args.workdir, size=args.size, fps=args.fps, extra_camera=extra)
+    print(f"camd: {describe_binary(camd.binary)}; scratch {camd.workdir}; seed {seed}; {args.seconds:.0f} s soak; "
+          f"load average {loadavg()}", flush=True)
+    camd.start()
+    t0 = time.monotonic()
+    first_cam = camera_status(camd.sock, camd.camera)
+    activity = Activity(camd, args, rng)
+    activity.start()
+
+    samples = []
+    rest_start = rest_end = None
+    print(f"{'t/s':>6} {'RSS':>10} {'fds':>4} {'thr':>4} {'streams':>7} {'fps':>6} {'captured':>9} {'photos':>6} {'load':>15}", flush=True)
+    next_sample = t0
+    warm_done = False
+    while activity.running() and camd.alive():
+        now = time.monotonic()
+        if not warm_done and now - t0 >= min(args.warmup, args.seconds / 2):
+            rest_start = at_rest(camd, activity)
+            warm_done = True
+            print(f"  -- at rest after warm-up: {rest_start[0]}", flush=True)
+            continue
+        if now >= next_sample:
+            stats = proc_stats(camd.pid)
+            try:
+                cam = camera_status(camd.sock, camd.camera, timeout=10)
+            except Exception:  # noqa: BLE001
+                cam = None
+            n, total, temps = photo_folder_figures(camd.photos, camd.camera)
+            samples.append((now - t0, stats, cam, n, total, temps))
+            if stats:
+                print(f"{now - t0:6.0f} {mib(stats['rss_kib']):>10} {stats['fds']:4} {stats['threads']:4} "
+                      f"{cam['stream_clients'] if cam else '?':>7} {cam['measured_fps'] if cam else '?':>6} "
+                      f"{cam['frames_captured'] if cam else '?':>9} {n:>6} {loadavg():>15}", flush=True)
+            next_sample += args.sample
+        time.sleep(0.2)
+    alive = camd.alive()
+    hung = activity.join()
+    if alive:
+        rest_end = at_rest(camd, activity)
+    last_cam = camera_status(camd.sock, camd.camera) if alive else None
+    elapsed = time.monotonic() - t0
+    n_photos, photo_bytes, temps = photo_folder_figures(camd.photos, camd.camera)
+    end_stats = proc_stats(camd.pid) if alive else None
+    code, took = camd.stop()
+
+    after_warm = [s for s in samples if s[0] >= min(args.warmup, args.seconds / 2) and s[1]]
+    rss = [s[1]["rss_kib"] for s in after_warm]
+    fds = [s[1]["fds"] for s in after_warm]
+    thr = [s[1]["threads"] for s in after_warm]
+    slope = 0.0
+    if len(after_warm) >= 3:
+        xs = [s[0] for s in after_warm]
+        mx, my = sum(xs) / len(xs), sum(rss) / len(rss)
+        den = sum((x - mx) ** 2 for x in xs)
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, rss)) / den if den else 0  # KiB per second
+    capture = (last_cam["frames_captured"] - first_cam["frames_captured"]) / elapsed if last_cam else 0
+    rs, re_ = (rest_start or (None, None))[0], (rest_end or (None, None))[0]
+
+    rows = [("binary", describe_binary(camd.binary)),
+            ("source", f"synthetic testsrc {args.size} @ {args.fps} fps; timelapse every {args.interval} s, keep_count {args.keep_count}"),
+            ("duration", f"{elapsed:.0f} s (warm-up {args.warmup:.0f} s), {len(samples)} samples; load average {loadavg()}"),
+            ("capture rate over the soak", f"{capture:.2f} fps (frames_captured delta)"),
+            ("streams opened / frames read", f"{activity.streams_opened} / {activity.stream_frames}; "
+                                             f"{activity.sequence_resets} X-Frame-Sequence restarts (camera restarts under a live stream), "
+                                             f"{activity.duplicates} duplicate frames")]
+    for kind, k in sorted(activity.counts.items()):
+        rows.append((f"requests: {kind}", f"{k['ok']} ok, non-2xx {k['bad'] or 0}, errors {k['errors'] or 0}"))
+    if rs and re_:
+        rows += [("at rest after warm-up: RSS / fds / threads", f"{mib(rs['rss_kib'])} / {rs['fds']} / {rs['threads']}"),
+                 ("at rest at the end:     RSS / fds / threads", f"{mib(re_['rss_kib'])} / {re_['fds']} / {re_['threads']}")]
+    if rss:
+        rows += [("under load after warm-up: RSS start / end / max", f"{mib(rss[0])} / {mib(rss[-1])} / {mib(max(rss))}"),
+                 ("under load after warm-up: fds start / end / max", f"{fds[0]} / {fds[-1]} / {max(fds)}"),
+                 ("under load after warm-up: threads start / end / max", f"{thr[0]} / {thr[-1]} / {max(thr)}"),
+                 ("RSS trend after warm-up", f"{slope * 3600 / 1024:+.1f} MiB/hour (least squares)")]
+    rows += [("peak RSS (VmHWM)", mib(end_stats["hwm_kib"]) if end_stats else "?"),
+             ("photos on disk at the end", f"{n_photos} ({photo_bytes / 1e6:.1f} MB), {temps} temporary files"),
+             ("SIGTERM", f"exit status {code} after {took:.1f} s"),
+             ("camd log", camd.log_path)]
+    table(rows, "figures")
+
+    errors = sum(sum(k["errors"].values()) + sum(k["bad"].values()) for k in activity.counts.values())
+    suite.check("soak: camd stayed up", alive, f"exit status {camd.proc.returncode}" if not alive else "")
+    suite.check("soak: every request answered as expected", errors == 0 and hung == 0, f"{errors} failed, {hung} client threads hung")
+    suite.check("soak: no stream client got the same frame twice", activity.duplicates == 0, f"{activity.duplicates} duplicates")
+    suite.check(f"soak: capture rate >= 95% of {args.fps} fps over the soak", capture >= 0.95 * args.fps, f"{capture:.2f} fps")
+    if rs and re_:
+        grow = re_["rss_kib"] - rs["rss_kib"]
+        suite.check("soak: RSS flat at rest (end - warm-up <= 8 MiB or 10%)",
+                    grow <= max(8 * 1024, 0.10 * rs["rss_kib"]), f"{mib(rs['rss_kib'])} -> {mib(re_['rss_kib'])} ({grow / 1024:+.1f} MiB)")
+        suite.check("soak: fds flat at rest (end - warm-up <= 2)", re_["fds"] - rs["fds"] <= 2, f"{rs['fds']} -> {re_['fds']}")
+        suite.check("soak: threads flat at rest (end - warm-up <= 2)", re_["threads"] - rs["threads"] <= 2,
+                    f"{rs['threads']} -> {re_['threads']}")
+        verdict = "flat" if (re_["rss_kib"] - rs["rss_kib"] <= max(8 * 1024, 0.10 * rs["rss_kib"]) and re_["fds"] - rs["fds"] <= 2
+                             and re_["threads"] - rs["threads"] <= 2) else "GROWING"
+    else:
+        suite.check("soak: figures at rest taken after warm-up and at the end", False)
+        verdict = "unknown"
+    suite.check(f"soak: photos on disk bounded by keep_count ({args.keep_count})", n_photos <= args.keep_count and temps == 0,
+                f"{n_photos} photos, {temps} temporary files")
+    suite.check("soak: camd exits within 5 s of SIGTERM", code == 0 and took <= 5, f"status {code} after {took:.1f} s")
+    print(f"verdict: {verdict}")
+    rc = suite.finish()
+    if rc == 0 and not args.workdir:
+        camd.cleanup()
+    else:
+        print(f"kept {camd.workdir}")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
