@@ -114,9 +114,11 @@ try:
     # Image options (issue 5) on real frames.
     code, _, jpeg = call("GET", "/v1/cameras/vivid/snapshot?width=240&height=240&fit=cover")
     size, colours = bars(jpeg) if code == 200 else (None, [])
-    centre = Image.open(io.BytesIO(jpeg)).convert("RGB").getpixel((120, 150)) if code == 200 else None
-    check("fit=cover into a square: exactly 240x240, the centre bars kept", size == (240, 240) and centre is not None
-          and (centre[1] > 150 and centre[0] < 40 or centre[0] > 150 and centre[1] < 40), f"{size} centre {centre}")
+    square = Image.open(io.BytesIO(jpeg)).convert("RGB") if code == 200 else None
+    # The centre 480x480 of 640x480 is kept: source x 80..560, so green at x=100, yellow (not white) at the left edge.
+    green, left = (square.getpixel((100, 150)), square.getpixel((4, 150))) if square else (None, None)
+    check("fit=cover into a square: exactly 240x240, centre bars kept, outer bars cropped", size == (240, 240)
+          and green[1] > 150 and green[0] < 40 and left[0] > 150 and left[1] > 150 and left[2] < 40, f"{size} {green} {left}")
     code, _, jpeg = call("GET", "/v1/cameras/vivid/snapshot?rotate=90&max=320")
     image = Image.open(io.BytesIO(jpeg)).convert("RGB") if code == 200 else None
     down = [image.getpixel((image.width // 2, y)) for y in range(10, image.height - 10, image.height // 8)] if image else []
