@@ -54,6 +54,13 @@ class Activity:
         self.duplicates = 0
         self.live_streams = 0
         self.threads = []
+        self.events = []          # (t, kind, code or error, seconds since the last configure) of failures
+        self.t0 = time.monotonic()
+        self.last_configure_at = None
+
+    @property
+    def last_configure(self):
+        return None if self.last_configure_at is None else round(time.monotonic() - self.last_configure_at, 2)
 
     def running(self):
         return time.monotonic() < self.deadline
@@ -64,6 +71,8 @@ class Activity:
 
     def tally(self, kind, code=None, error=None, ok_codes=(200,)):
         with self.lock:
+            if (error or code not in ok_codes) and len(self.events) < 50:
+                self.events.append((time.monotonic() - self.t0, kind, error or code, self.last_configure))
             k = self.counts.setdefault(kind, {"ok": 0, "bad": {}, "errors": {}})
             if error:
                 k["errors"][error[:100]] = k["errors"].get(error[:100], 0) + 1
@@ -174,6 +183,7 @@ class Activity:
                 return
             self.wait_unpaused()
             i += 1
+            self.last_configure_at = time.monotonic()
             self.request("configure", "POST", f"/v1/cameras/{cam}/configure", body={"quality": quality[i % 2]})
 
     def start(self):
@@ -322,6 +332,10 @@ def main():
              ("SIGTERM", f"exit status {code} after {took:.1f} s"),
              ("camd log", camd.log_path)]
     table(rows, "figures")
+    if activity.events:
+        print("failed requests (t, kind, answer, seconds since the last configure):")
+        for t, kind, what, since in activity.events[:20]:
+            print(f"  {t:7.1f} s  {kind}: {what}  ({since} s after a configure)" if since is not None else f"  {t:7.1f} s  {kind}: {what}")
 
     errors = sum(sum(k["errors"].values()) + sum(k["bad"].values()) for k in activity.counts.values())
     suite.check("soak: camd stayed up", alive, f"exit status {camd.proc.returncode}" if not alive else "")

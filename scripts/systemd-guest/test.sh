@@ -135,7 +135,7 @@ fi
 cat "$SHARE/install.log"
 check sysusers "user camd exists, in group video: $(id camd 2>&1)" sh -c 'id -nG camd | grep -qw video'
 out=$(PREFIX=/usr/local "$REPO/scripts/install" --no-build --bin-dir "$BIN_DIR" 2>&1)
-check install-idempotent "a second run changes nothing" sh -c '! printf "%s\n" "$1" | grep -q "installed "' sh "$out"
+check install-idempotent "a second run changes nothing" sh -c '! printf "%s\n" "$1" | grep -q "^install: installed "' sh "$out"
 echo "$out"
 
 # The test's own drop-in: a short watchdog, so a hang is caught in seconds.
