@@ -65,7 +65,7 @@ extension APIError {
     /// The status each image failure maps to: a bad parameter is the caller's.
     init(_ error: ImageError) {
         switch error {
-        case .invalidParameter(let name, let message): self.init(.badRequest, "bad_parameter", "\(name): \(message)")
+        case .invalidParameter(_, let message): self.init(.badRequest, "bad_parameter", message)  // the message names the parameter
         case .tooManyPhotos: self.init(.badRequest, "too_many_photos", error.description)
         case .noPhotos: self.init(.notFound, "no_photos", error.description)
         case .unreadableImage, .encodingFailed: self.init(.internalServerError, "image_failed", error.description)
