@@ -95,12 +95,11 @@ public actor CaptureSession {
         settings = new
         guard wasActive else { return status() }
         logger.info("reconfiguring: \(describe(new))")
-        let subscribers = hub.subscriberCount
-        await restartKeepingStreams(onDemand: onDemand, hadSubscribers: subscribers > 0)
+        await restartKeepingStreams(onDemand: onDemand)
         return status()
     }
 
-    private func restartKeepingStreams(onDemand: Bool, hadSubscribers: Bool) async {
+    private func restartKeepingStreams(onDemand: Bool) async {
         guard let worker else { return }
         state = .stopping
         worker.requestStop()
@@ -197,6 +196,11 @@ public actor CaptureSession {
         if state == .running, let worker, settings.device != FrameSources.syntheticName {
             outcome = await withCheckedContinuation { continuation in
                 worker.perform { source in
+                    guard let source else {
+                        continuation.resume(returning: .failure(DeviceError(.disconnected, path: self.id,
+                                                                            "camera \(self.id) has no device open right now")))
+                        return
+                    }
                     guard let camera = source as? V4L2Source else {
                         continuation.resume(returning: .failure(DeviceError(.unsupported, path: source.name, "\(source.name) has no controls")))
                         return

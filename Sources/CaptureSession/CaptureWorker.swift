@@ -23,7 +23,7 @@ final class CaptureWorker: Sendable {
     private let hub: FrameHub
     private let events: @Sendable (CaptureEvent) -> Void
     private let stopRequested = Atomic<Bool>(false)
-    private let commands = Mutex<[@Sendable (any FrameSource) -> Void]>([])
+    private let commands = Mutex<[@Sendable ((any FrameSource)?) -> Void]>([])
 
     /// How long without a frame before the device counts as stalled.
     static func stallLimit(_ configuration: CaptureConfiguration) -> Double {
@@ -50,8 +50,9 @@ final class CaptureWorker: Sendable {
 
     var isStopping: Bool { stopRequested.load(ordering: .acquiring) }
 
-    /// Runs `work` on the capture thread with the open source, between frames.
-    func perform(_ work: @escaping @Sendable (any FrameSource) -> Void) {
+    /// Runs `work` on the capture thread with the open source, between frames; with nil
+    /// when there is no device to run it on (lost, or the thread is ending), so it is always answered.
+    func perform(_ work: @escaping @Sendable ((any FrameSource)?) -> Void) {
         commands.withLock { $0.append(work) }
     }
 
@@ -84,7 +85,7 @@ final class CaptureWorker: Sendable {
                 pause(delay)
             }
         }
-        failPendingCommands()
+        runCommands(nil)
         events(.stopped)
     }
 
@@ -114,7 +115,7 @@ final class CaptureWorker: Sendable {
         return nil
     }
 
-    private func runCommands(_ source: any FrameSource) {
+    private func runCommands(_ source: (any FrameSource)?) {
         let pending = commands.withLock { queue in
             defer { queue.removeAll() }
             return queue
@@ -122,15 +123,13 @@ final class CaptureWorker: Sendable {
         for work in pending { work(source) }
     }
 
-    private func failPendingCommands() {
-        // Commands that never ran see no source; they report that themselves.
-        commands.withLock { $0.removeAll() }
-    }
-
     /// Sleeps up to `seconds`, waking early when asked to stop.
     private func pause(_ seconds: Double) {
         let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
-        while !isStopping, ContinuousClock.now < deadline { usleep(50_000) }
+        while !isStopping, ContinuousClock.now < deadline {
+            runCommands(nil)  // no device now: answer queued work instead of keeping it waiting
+            usleep(50_000)
+        }
     }
 
     /// Errors that another attempt cannot fix without a change of settings.

@@ -65,7 +65,7 @@ public enum CamdDaemon {
         let endpoints = listenEndpoints(configuration, options)
         logger.notice("camd \(version) starting: cameras \(cameras.ids.joined(separator: ", ")); photos in \(photoRoot)")
 
-        let readiness = Readiness(cameraCount: cameras.sessions.count)
+        let readiness = Readiness()
         let exitStatus = Mutex<Int32>(0)
         let listener = HTTPListener(endpoints: endpoints, router: buildRouter(services), logger: logger,
                                     readOnlyGroup: configuration.readOnlyGroup) {
@@ -196,8 +196,6 @@ actor Readiness {
     private var done: Set<Step> = []
     private var abandoned = false
     private var waiters: [CheckedContinuation<Bool, Never>] = []
-
-    init(cameraCount: Int) {}
 
     func mark(_ step: Step) {
         done.insert(step)
