@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -66,6 +67,7 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOExtras", package: "swift-nio-extras"),
         ], swiftSettings: strict),
 
         .executableTarget(name: "camctl", dependencies: [
@@ -89,7 +91,12 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ], swiftSettings: strict),
         .testTarget(name: "ClientTests", dependencies: ["Client"], swiftSettings: strict),
-        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CaptureSession", "VideoCore"], swiftSettings: strict),
+        .testTarget(name: "DaemonTests", dependencies: [
+            "Daemon", "CaptureSession", "ControlAPI", "VideoCore",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         // Runs only inside the vivid VM (CAMD_TEST_VIVID=1); see scripts/test-vivid.
         .testTarget(name: "VividTests", dependencies: ["CaptureSession", "V4L2", "JPEG"],
                     swiftSettings: strict),

@@ -68,7 +68,8 @@ public enum CamdDaemon {
         let readiness = Readiness()
         let exitStatus = Mutex<Int32>(0)
         let listener = HTTPListener(endpoints: endpoints, router: buildRouter(services), logger: logger,
-                                    readOnlyGroup: configuration.readOnlyGroup) {
+                                    readOnlyGroup: configuration.readOnlyGroup,
+                                    idleTimeout: .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))) {
             await readiness.mark(.listening)
         }
         let cameraService = CameraService(cameras: cameras, photos: photos, logger: logger) {
@@ -81,10 +82,15 @@ public enum CamdDaemon {
             requestRestart.yield()
         }
         // Cameras stop before the listener: that ends live streams, so the listener can finish.
-        let group = ServiceGroup(configuration: .init(
+        var groupConfiguration = ServiceGroupConfiguration(
             services: [.init(service: listener), .init(service: cameraService), .init(service: watchdog)],
             gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
+            logger: logger)
+        // shutdown_timeout bounds the graceful part; then what is left is cancelled, and
+        // camd exits a second later whatever still runs (a device stuck in an ioctl).
+        groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(Int64(configuration.shutdownTimeoutSeconds * 1000))
+        groupConfiguration.maximumCancellationDuration = .seconds(1)
+        let group = ServiceGroup(configuration: groupConfiguration)
         do {
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask {

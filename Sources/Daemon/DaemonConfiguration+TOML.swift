@@ -40,7 +40,7 @@ extension DaemonConfiguration {
 
 extension DaemonConfiguration {
     static let daemonKeys = ["socket", "socket_mode", "socket_group", "read_only_group", "photo_folder", "log_level",
-                             "tcp", "tcp_token", "shutdown_timeout"]
+                             "tcp", "tcp_token", "shutdown_timeout", "idle_timeout"]
     static let cameraKeys = ["id", "device", "format", "size", "fps", "quality", "autostart", "idle_stop", "controls", "photos"]
     static let photoKeys = ["interval", "name", "keep_count", "keep_bytes", "keep_age"]
     static let namePlaceholders = ["camera", "date", "time", "ms", "seq"]
@@ -185,6 +185,9 @@ extension DaemonConfiguration {
 
             if let timeout = try seconds(daemon, "shutdown_timeout", "a number of seconds above 0, or a duration such as \"10s\"", allowZero: false) {
                 configuration.shutdownTimeoutSeconds = timeout
+            }
+            if let timeout = try seconds(daemon, "idle_timeout", "a number of seconds above 0, or a duration such as \"1m\"", allowZero: false) {
+                configuration.idleTimeoutSeconds = timeout
             }
         }
 

@@ -32,6 +32,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var tcpToken: String?
     /// How long a graceful shutdown may take before camd stops waiting.
     public var shutdownTimeoutSeconds: Double
+    /// How long a client connection may stay without a request before camd closes it.
+    public var idleTimeoutSeconds: Double
     /// The cameras to run; empty means every camera found, named from its stable device name.
     public var cameras: [CameraSettings]
 
@@ -43,7 +45,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public init(socketPath: String? = nil, socketMode: UInt32 = 0o660, socketGroup: String? = "video",
                 readOnlyGroup: String? = nil, photoRoot: String? = nil, logLevel: String = "info",
                 tcpListen: String? = nil, tcpToken: String? = nil, shutdownTimeoutSeconds: Double = 5,
-                cameras: [CameraSettings] = []) {
+                idleTimeoutSeconds: Double = 30, cameras: [CameraSettings] = []) {
         self.socketPath = socketPath
         self.socketMode = socketMode
         self.socketGroup = socketGroup
@@ -53,6 +55,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         self.tcpListen = tcpListen
         self.tcpToken = tcpToken
         self.shutdownTimeoutSeconds = shutdownTimeoutSeconds
+        self.idleTimeoutSeconds = idleTimeoutSeconds
         self.cameras = cameras
     }
 

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOExtras
 import NIOPosix
 import ServiceLifecycle
 #if canImport(Glibc)
@@ -37,15 +38,19 @@ public struct HTTPListener: Service {
     let onListening: @Sendable () async -> Void
     /// A group given connect access to the Unix socket by an ACL entry (read-only API users).
     let readOnlyGroup: String?
+    /// How long a connection may sit without a request before camd closes it; a
+    /// response under way (a live stream) is never cut by it.
+    let idleTimeout: Duration
 
     /// Limits on request heads; bodies are limited per route (64 KiB of JSON).
     static let headerLimits = HTTP1Channel.Configuration.DecoderConfiguration(
         maxHeaderFieldSize: 8 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
 
     public init(endpoints: [Endpoint], router: Router<CamdRequestContext>, logger: Logger, readOnlyGroup: String? = nil,
-                onListening: @escaping @Sendable () async -> Void = {}) {
+                idleTimeout: Duration = .seconds(60), onListening: @escaping @Sendable () async -> Void = {}) {
         self.endpoints = endpoints
         self.readOnlyGroup = readOnlyGroup
+        self.idleTimeout = idleTimeout
         self.responder = router.buildResponder()
         self.logger = logger
         self.onListening = onListening
@@ -65,13 +70,22 @@ public struct HTTPListener: Service {
             }
             try await writer.write(response: response.head, body: response.body)
         }, configuration: {
-            var configuration = HTTP1Channel.Configuration()
+            var configuration = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(Int64(idleTimeout / .nanoseconds(1))))
             configuration.httpDecoder = Self.headerLimits
             return configuration
         }())
+        // On SIGTERM the quiescing helper closes the listeners and tells every
+        // connection to finish: idle keep-alive ones close at once, the others
+        // after their response (live streams end when the cameras stop first).
+        let quiescing = ServerQuiescingHelper(group: MultiThreadedEventLoopGroup.singleton)
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
+                }
+            }
 
         var servers: [NIOAsyncChannel<HTTP1Channel.Value, Never>] = []
         for endpoint in endpoints {
@@ -95,8 +109,8 @@ public struct HTTPListener: Service {
                 }
             }
         } onGracefulShutdown: {
-            // Stop accepting; requests under way finish (bounded by the service group's timeout).
-            for server in listening { server.channel.close(promise: nil) }
+            // Bounded by the service group's shutdown_timeout; then the connections are cancelled.
+            quiescing.initiateShutdown(promise: nil)
         }
         for case .unixSocket(let path, _, _) in endpoints { unlink(path) }
     }

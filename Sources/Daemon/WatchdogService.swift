@@ -24,7 +24,7 @@ public struct WatchdogService: Service {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             guard let statuses = await answer(within: .seconds(2)) else {
                 logger.critical("a camera did not answer within 2 s; not pinging the watchdog")
-                try? await Task.sleep(for: period)
+                await pause(period)
                 continue
             }
             var message = "STATUS=" + summary(statuses)
@@ -37,8 +37,14 @@ public struct WatchdogService: Service {
             } else {
                 blockedSince = nil
             }
-            try? await Task.sleep(for: period)
+            await pause(period)
         }
+    }
+
+    /// Sleeps for `period`, or less when the daemon starts stopping: a plain sleep
+    /// would hold SIGTERM's exit for up to WatchdogSec/2.
+    private func pause(_ period: Duration) async {
+        _ = try? await cancelWhenGracefulShutdown { try await Task.sleep(for: period) }
     }
 
     /// Every camera's status, or nil when one does not answer in time.

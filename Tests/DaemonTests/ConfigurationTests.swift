@@ -17,6 +17,7 @@ import VideoCore
         tcp = "0.0.0.0:8080"
         tcp_token = "s3cret-token"
         shutdown_timeout = "1m"
+        idle_timeout = "2m"
 
         [[camera]]
         id = "bench"
@@ -58,6 +59,7 @@ import VideoCore
         #expect(configuration.tcpListen == "0.0.0.0:8080")
         #expect(configuration.tcpToken == "s3cret-token")
         #expect(configuration.shutdownTimeoutSeconds == 60)
+        #expect(configuration.idleTimeoutSeconds == 120)
 
         let bench = CameraSettings(
             id: "bench", device: "/dev/v4l/by-id/usb-Foo-video-index0", format: .mjpeg,
@@ -84,6 +86,7 @@ import VideoCore
         #expect(defaults.tcpListen == nil)
         #expect(defaults.tcpToken == nil)
         #expect(defaults.shutdownTimeoutSeconds == 5)
+        #expect(defaults.idleTimeoutSeconds == 30)
         #expect(defaults.cameras.isEmpty)
     }
 
@@ -200,6 +203,8 @@ struct BrokenFile: CustomTestStringConvertible, Sendable {
                    kind: .invalidValue, keyPath: "daemon.read_only_group", line: 2, says: ["same as socket_group"]),
         BrokenFile(name: "shutdown_timeout zero", text: "[daemon]\nshutdown_timeout = 0\n", kind: .invalidValue,
                    keyPath: "daemon.shutdown_timeout", line: 2, says: ["above 0"]),
+        BrokenFile(name: "idle_timeout not a duration", text: "[daemon]\nidle_timeout = \"soon\"\n", kind: .invalidValue,
+                   keyPath: "daemon.idle_timeout", line: 2, says: ["duration"]),
         BrokenFile(name: "name without .jpg", text: "[[camera]]\nid = \"a\"\n[camera.photos]\nname = \"{seq}.png\"\n",
                    kind: .invalidValue, keyPath: "camera[0].photos.name", line: 4, says: ["must end in .jpg"]),
         BrokenFile(name: "name with a slash", text: "[[camera]]\nid = \"a\"\n[camera.photos]\nname = \"x/{seq}.jpg\"\n",
