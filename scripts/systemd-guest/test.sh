@@ -13,7 +13,7 @@
 SHARE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
 . "$SHARE/test.env"
-export LC_ALL=C SYSTEMD_PAGER= SYSTEMD_COLORS=0
+export LC_ALL=C SYSTEMD_PAGER='' SYSTEMD_COLORS=0
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 exec >>"$SHARE/test.log" 2>&1
 WATCHDOG_SEC=${WATCHDOG_SEC:-6}
@@ -54,7 +54,7 @@ api() {  # PATH [CURL ARGS...]: GET on the control socket
 # Polls camd.service's state every 0.1 s until it is active (or failed, or
 # after LIMIT s), writing each change to FILE, while something starts it.
 watch_states() {  # FILE LIMIT
-    local file=$1 limit=$2 last= now end=$((SECONDS + $2))
+    local file=$1 last='' now end=$((SECONDS + $2))
     : >"$file"
     while [ $SECONDS -lt $end ]; do
         now=$(systemctl show -p ActiveState -p SubState -p StatusText camd.service | sort | tr '\n' ' ')
@@ -372,6 +372,24 @@ wait_active() {  # LIMIT
     done
     return 1
 }
+# A mistake in camd.toml: exit 78 (EX_CONFIG) and, by RestartPreventExitStatus=,
+# no restart loop.
+if [ "${STAND_IN:-0}" = 1 ]; then
+    info config-error "skipped: the stand-in reads no camd.toml"
+else
+    cp /etc/camd/camd.toml /run/camd.toml.saved
+    printf '[daemon]\nlog_levle = "info"\n' >/etc/camd/camd.toml
+    systemctl restart camd.service 2>/dev/null
+    wait_active 60
+    sleep 3   # RestartSec=2s: a restart would have begun by now
+    line=$(journalctl -b -u camd.service --no-pager -o cat | grep -F 'camd.toml' | tail -1)
+    check config-error "camd $(show camd.service ActiveState), status $(show camd.service ExecMainStatus), $(show camd.service NRestarts) restarts; says: ${line:-nothing}" \
+        test "$(show camd.service ExecMainStatus)" = 78 -a "$(show camd.service NRestarts)" = 0 -a "$(show camd.service ActiveState)" = failed
+    cp /run/camd.toml.saved /etc/camd/camd.toml
+    systemctl reset-failed camd.service camd.socket 2>/dev/null
+    systemctl start camd.socket
+fi
+
 if [ "${STAND_IN:-0}" = 1 ]; then
     info tcp "skipped: the stand-in has no TCP listener"
 else
