@@ -63,6 +63,7 @@ let package = Package(
             "CaptureSession", "ControlAPI", "V4L2", "CSystemd", "CV4L2",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -81,9 +81,13 @@ public enum CamdDaemon {
             exitStatus.withLock { $0 = Exit.restartNeeded }
             requestRestart.yield()
         }
+        let reload = ReloadService(reload: ConfigurationReload(
+            path: options.configPath ?? DaemonConfiguration.defaultPath, defaultsIfMissing: options.configPath == nil,
+            running: configuration, cameras: cameras, camerasFromCommandLine: !options.cameras.isEmpty), logger: logger)
         // Cameras stop before the listener: that ends live streams, so the listener can finish.
         var groupConfiguration = ServiceGroupConfiguration(
-            services: [.init(service: listener), .init(service: cameraService), .init(service: watchdog)],
+            services: [.init(service: listener), .init(service: cameraService), .init(service: watchdog),
+                       .init(service: reload)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger)
         // shutdown_timeout bounds the graceful part; then what is left is cancelled, and
@@ -119,6 +123,9 @@ public enum CamdDaemon {
         } catch let error as SocketError {
             logger.critical("\(error.description)")
             return Exit.unavailable
+        } catch let error as TCPListenError {
+            logger.critical("\(error.description)")
+            return Exit.configuration
         } catch {
             logger.critical("camd stopped: \(error)")
             return 1

@@ -125,7 +125,11 @@ public struct HTTPListener: Service {
             }
             return try await bootstrap.bind(fd, childChannelInitializer: setup)
         case .tcp(let host, let port):
-            return try await bootstrap.bind(host: host, port: port, childChannelInitializer: setup)
+            do {
+                return try await bootstrap.bind(host: host, port: port, childChannelInitializer: setup)
+            } catch let error as IOError {
+                throw TCPListenError(host: host, port: port, code: error.errnoCode)
+            }
         case .unixSocket(let path, let mode, let group):
             try SocketFile.prepare(path)
             let server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false,

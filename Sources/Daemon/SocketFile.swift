@@ -8,6 +8,26 @@ public struct SocketError: Error, CustomStringConvertible, Sendable {
     public var description: String
 }
 
+/// The TCP listener of `tcp` in camd.toml cannot be made: a setting to change, so
+/// camd exits with EX_CONFIG and systemd does not restart it in a loop.
+public struct TCPListenError: Error, CustomStringConvertible, Sendable {
+    public var host: String
+    public var port: Int
+    public var code: Int32
+
+    public var description: String {
+        let cause = "camd cannot listen on TCP \(host):\(port) (daemon.tcp in camd.toml): \(String(cString: strerror(code)))"
+        switch code {
+        case EAFNOSUPPORT, EPERM:
+            return cause + ". camd.service allows no Internet sockets (RestrictAddressFamilies=AF_UNIX, PrivateNetwork=yes): add the drop-in of \"Serving over TCP\" in docs/systemd.md, or remove tcp from camd.toml"
+        case EACCES:
+            return cause + ". Ports below 1024 need privileges camd does not have: choose a port above 1024"
+        default:
+            return cause + ". Choose another address or port, or stop what uses it"
+        }
+    }
+}
+
 /// The control socket's file: stale ones from a killed daemon are removed, a
 /// live one means another camd is running; access is set by mode and group.
 enum SocketFile {

@@ -305,6 +305,38 @@ code=$(api /v1/status -o /dev/null -w '%{http_code}' 2>&1)
 check watchdog-recovered "camd.service $(show camd.service ActiveState) again, MainPID $main_pid -> $new_pid, status HTTP $code" \
     test "$(show camd.service ActiveState)" = active -a "$new_pid" != "$main_pid" -a "$code" = 200
 
+# ---------------------------------------------------------------- reload (SIGHUP)
+# `systemctl reload camd` (ExecReload= sends SIGHUP): camd reads camd.toml
+# again. A file with a mistake is logged and changes nothing; the same
+# process keeps serving. A [daemon] key is reported as needing a restart.
+journal_line() {  # PATTERN LIMIT: the newest camd journal line matching, waiting up to LIMIT s
+    local end=$((SECONDS + $2)) line
+    while [ $SECONDS -lt $end ]; do
+        line=$(journalctl -b -u camd.service --no-pager -o cat | grep -E "$1" | tail -1)
+        [ -n "$line" ] && { echo "$line"; return 0; }
+        sleep 0.5
+    done
+    return 1
+}
+if [ "${STAND_IN:-0}" = 1 ]; then
+    info reload "skipped: the stand-in reads no camd.toml"
+else
+    pid=$(show camd.service MainPID)
+    cp /etc/camd/camd.toml /run/camd.toml.saved
+    printf '[daemon]\nlog_levle = "info"\n' >/etc/camd/camd.toml
+    systemctl reload camd.service; rc=$?
+    line=$(journal_line 'reload: .*log_levle' 20)
+    code=$(api /v1/status -o /dev/null -w '%{http_code}')
+    check reload-bad-file "systemctl reload exit $rc; MainPID $pid -> $(show camd.service MainPID), $(show camd.service ActiveState), status HTTP $code; says: ${line:-nothing}" \
+        test "$rc" = 0 -a "$(show camd.service MainPID)" = "$pid" -a "$code" = 200 -a -n "$line"
+    printf '[daemon]\nlog_level = "debug"\n' >/etc/camd/camd.toml
+    systemctl reload camd.service; rc=$?
+    line=$(journal_line 'reload: .*log_level changed' 20)
+    check reload-needs-restart "systemctl reload exit $rc; MainPID $(show camd.service MainPID); says: ${line:-nothing}" \
+        test "$rc" = 0 -a "$(show camd.service MainPID)" = "$pid" -a -n "$line"
+    cp /run/camd.toml.saved /etc/camd/camd.toml
+fi
+
 # ---------------------------------------------------------------- graceful stop
 t=$(date +%s%N)
 systemctl stop camd.service
