@@ -183,6 +183,35 @@ try:
     code, _, _ = call("DELETE", f"/v1/photos/{record['name']}")
     check("DELETE photos/{name}", code == 204 and call("GET", f"/v1/photos/{record['name']}")[0] == 404)
 
+    code, _, data = call("GET", "/v1/devices")
+    devices = {d["path"]: d for d in json.loads(data)} if code == 200 else {}
+    video0, video1 = devices.get("/dev/video0", {}), devices.get("/dev/video1", {})
+    check("GET devices: video0 a camera camd may open, with YUYV among its formats; video1 not a camera",
+          video0.get("camera") is True and video0.get("accessible") is True
+          and "YUYV" in [f["fourcc"] for f in video0.get("formats", [])] and video1.get("camera") is False,
+          f"HTTP {code}; video0 {video0.get('camera')}/{video0.get('accessible')}, video1 {video1.get('camera')}")
+    code, _, data = call("GET", "/v1/cameras")
+    listed = {c["id"]: c["state"] for c in json.loads(data)} if code == 200 else {}
+    check("GET cameras: vivid, running", listed == {"vivid": "running"}, f"HTTP {code} {listed}")
+
+    # camctl through the daemon: status, stop, start, controls.
+    env = dict(os.environ, CAMD_SOCKET=SOCK)
+    def camctl(*args):
+        return subprocess.run([CAMCTL, *args], capture_output=True, env=env, timeout=90)
+    out = camctl("status")
+    check("camctl status shows the vivid camera running", out.returncode == 0 and b"vivid" in out.stdout
+          and b"running" in out.stdout, (out.stdout + out.stderr).decode()[-200:])
+    out = camctl("stop", "vivid")
+    check("camctl stop vivid: idle", out.returncode == 0 and status()["state"] == "idle", (out.stdout + out.stderr).decode()[-200:])
+    out = camctl("start", "vivid")
+    check("camctl start vivid: running", out.returncode == 0 and status()["state"] == "running", (out.stdout + out.stderr).decode()[-200:])
+    out = camctl("controls", "contrast=100")
+    _, _, data = call("GET", "/v1/cameras/vivid/controls")
+    contrast = next((c.get("value") for c in json.loads(data) if c["name"] == "contrast"), None)
+    check("camctl controls contrast=100 sets it through the daemon", out.returncode == 0 and contrast == 100,
+          f"exit {out.returncode}, contrast {contrast}; {out.stderr.decode()[-160:]}")
+    camctl("controls", "contrast=128")
+
     code, _, data = call("GET", "/metrics")
     text = data.decode()
     samples = [l for l in text.splitlines() if l and not l.startswith("#")]

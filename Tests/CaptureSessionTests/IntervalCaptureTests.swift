@@ -1,0 +1,40 @@
+import CaptureSession
+import Foundation
+import JPEG
+import Testing
+import VideoCore
+
+/// Timelapse: a photo every interval while the camera runs, and none while it does not.
+@Suite struct IntervalCaptureTests {
+    @Test func savesAPhotoEveryIntervalWhileRunning() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-interval-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let photos = PhotoOutput(root: root)
+        let settings = CameraSettings(id: "lapse", device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240),
+                                      fps: 30, photos: PhotoSettings(intervalSeconds: 0.25, keepCount: 100))
+        let session = CaptureSession(settings: settings)
+        let timelapse = Task { await IntervalCapture(session: session, photos: photos).run() }
+        // Not running: nothing is saved.
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(await photos.list(camera: "lapse").isEmpty)
+
+        await session.start()
+        try await Task.sleep(for: .milliseconds(1600))
+        await session.stop()
+        try await Task.sleep(for: .milliseconds(100))
+        timelapse.cancel()
+        await timelapse.value
+
+        let saved = await photos.list(camera: "lapse")
+        // 1.6 s at one every 0.25 s: about 6; the bounds allow for a slow machine, not for a missing timer.
+        #expect((3...8).contains(saved.count), "saved \(saved.count) photos")
+        let times = saved.map(\.captureTime).sorted()
+        for (earlier, later) in zip(times, times.dropFirst()) {
+            #expect(later - earlier >= 0.2, "photos \(later - earlier) s apart, not one interval")
+        }
+        let first = try #require(saved.first)
+        let path = try await photos.file(named: first.name).path
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(try JPEGDecoder().header(bytes).size == FrameSize(width: 320, height: 240))
+    }
+}
