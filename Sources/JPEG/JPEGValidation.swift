@@ -34,7 +34,7 @@ public enum JPEGValidation {
         guard bytes[0] == 0xFF, bytes[1] == 0xD8 else { return .failure(.noStartOfImage) }
 
         // Walk the header segments up to the scan.
-        var offset = 2, hasTables = false, hasFrame = false, scanStart = -1
+        var offset = 2, hasTables = false, hasFrame = false, scanStart = -1, scanHeaderEnd = -1
         while offset + 4 <= count {
             guard bytes[offset] == 0xFF else { return .failure(.malformedSegment(offset: offset)) }
             let marker = bytes[offset + 1]
@@ -45,7 +45,7 @@ public enum JPEGValidation {
             switch marker {
             case 0xC4: hasTables = true
             case 0xC0...0xCF where marker != 0xC8 && marker != 0xCC: hasFrame = true
-            case 0xDA: scanStart = offset
+            case 0xDA: scanStart = offset; scanHeaderEnd = offset + 2 + length
             case 0xD9: return .failure(.noScan)
             default: break
             }
@@ -60,6 +60,10 @@ public enum JPEGValidation {
         let searchFloor = max(scanStart, count - 4096)
         while end >= searchFloor + 2 && !(bytes[end - 2] == 0xFF && bytes[end - 1] == 0xD9) { end -= 1 }
         guard end >= searchFloor + 2, end - 2 > scanStart else { return .failure(.noEndOfImage) }
+        // A scan header whose length runs past the end marker is corrupt (found by fuzzing).
+        guard scanHeaderEnd <= end - 2 else { return .failure(.malformedSegment(offset: scanStart)) }
+        // Padding after the end marker does not make a frame big enough to hold an image.
+        guard end >= minimumSize else { return .failure(.tooShort(end)) }
 
         var output: [UInt8] = []
         output.reserveCapacity(end + (hasTables ? 0 : standardHuffmanTables.count))

@@ -71,6 +71,24 @@ func segments(_ jpeg: [UInt8]) -> [(marker: UInt8, range: Range<Int>)] {
         #expect(same, "the mended frame decodes to what TurboJPEG wrote before the tables were cut")
     }
 
+    @Test func aScanHeaderRunningPastTheEndMarkerIsRefused() throws {
+        var jpeg = try sampleJPEG()
+        let sos = try #require((0..<(jpeg.count - 1)).first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xDA })
+        // Padding after the end marker, and a scan header length that reaches into it.
+        let claimed = jpeg.count - sos + 100
+        jpeg += [UInt8](repeating: 0, count: 200)
+        jpeg[sos + 2] = UInt8(claimed >> 8)
+        jpeg[sos + 3] = UInt8(claimed & 0xFF)
+        #expect(JPEGValidation.validate(jpeg) == .failure(.malformedSegment(offset: sos)))
+    }
+
+    @Test func paddingDoesNotMakeATinyFrameBigEnough() {
+        // SOI, a frame header, a scan header, one byte of scan, EOI: 28 bytes, then 150 of padding.
+        let tiny: [UInt8] = [0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x0B, 8, 0, 1, 0, 1, 1, 1, 0x11, 0,
+                             0xFF, 0xDA, 0x00, 0x08, 1, 1, 0, 0, 0x3F, 0, 0x00, 0xFF, 0xD9]
+        #expect(JPEGValidation.validate(tiny + [UInt8](repeating: 0, count: 150)) == .failure(.tooShort(28)))
+    }
+
     @Test func fuzzedFramesNeverCrashTheValidator() throws {
         let jpeg = try sampleJPEG()
         var generator = SystemRandomNumberGenerator()
