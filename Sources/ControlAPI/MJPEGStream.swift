@@ -12,17 +12,13 @@ enum MJPEGStream {
     static let boundary = "camdframe"
 
     static func response(_ frames: AsyncStream<EncodedFrame>, maxFPS: Double?) -> Response {
-        let minimumGap = maxFPS.map { 1 / $0 } ?? 0
         let headers: HTTPFields = [
             .contentType: "multipart/x-mixed-replace; boundary=\(boundary)",
             .cacheControl: "no-store",
         ]
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            var lastSent = -Double.infinity
-            for await frame in frames {
-                // Thinning: skip frames that come sooner than the asked rate allows (with 10% slack).
-                if frame.monotonicTime - lastSent < minimumGap * 0.9 { continue }
-                lastSent = frame.monotonicTime
+            var thinner = FrameThinner(fps: maxFPS)
+            for await frame in frames where thinner.admits(frame.monotonicTime) {
                 var part = ByteBuffer()
                 part.writeString("--\(boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.jpeg.count)\r\n")
                 part.writeString("X-Frame-Sequence: \(frame.sequence)\r\nX-Capture-Time: \(frame.captureTime)\r\n\r\n")
