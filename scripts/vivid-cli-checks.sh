@@ -285,6 +285,74 @@ else
 fi
 kill $streamer 2>/dev/null; wait $streamer 2>/dev/null
 
+# ---------------------------------------------------------------- more of what camctl promises
+# The busy error names the process holding the camera.
+if grep -q 'v4l2-ctl' "$LOGS/snapshot-busy.err"; then
+    pass "the busy error names the holder: $(grep -o '[^.]*v4l2-ctl[^.]*' "$LOGS/snapshot-busy.err" | head -1)"
+else
+    fail "the busy error does not name the holder (v4l2-ctl)"; show_err snapshot-busy
+fi
+
+# `camctl devices` as a user who may not open the camera says so, and why.
+run devices-nobody 120 setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$CAMCTL" devices --json
+if why=$("$PY" - "$LOGS/devices-nobody.out" "$DEV" <<'EOF'
+import json, sys
+data = json.load(open(sys.argv[1]))
+mine = [d for d in data if d["path"] == sys.argv[2]]
+if not mine:
+    print("not listed"); sys.exit(1)
+d = mine[0]
+if d["accessible"] is not False or "video" not in (d.get("problem") or ""):
+    print(f"accessible={d['accessible']!r}, problem={d.get('problem')!r}"); sys.exit(1)
+print(d["problem"][:120])
+EOF
+); then
+    pass "camctl devices as uid $NOBODY: $DEV accessible=false, because: $why"
+else
+    fail "camctl devices as uid $NOBODY: $(rc_desc $RC): $why"; show_err devices-nobody
+fi
+
+# A size the camera does not offer: the nearest one, and camctl says so.
+rm -f "$W/near.jpg"
+run snapshot-nearest 180 "$CAMCTL" snapshot -d "$DEV" --size 1280x700 -o "$W/near.jpg"
+if [ "$RC" = 0 ] && why=$(jpeg_check "$W/near.jpg" 1280 720) && grep -q "asked 1280x700" "$LOGS/snapshot-nearest.err"; then
+    pass "snapshot --size 1280x700 gives the nearest, 1280x720, and says so: $why"
+else
+    fail "snapshot --size 1280x700: $(rc_desc $RC): ${why:-}"; show_err snapshot-nearest
+fi
+
+# --fps 25 is set with S_PARM: 50 skipped frames take 2 s at 25 fps, 10 s at vivid's default 5.
+rm -f "$W/fps.jpg"
+t0=$(date +%s%N)
+run snapshot-fps 180 "$CAMCTL" snapshot -d "$DEV" --size 640x480 --fps 25 --skip 50 -o "$W/fps.jpg"
+ms=$((($(date +%s%N) - t0) / 1000000))
+if [ "$RC" = 0 ] && grep -q "at 25 fps" "$LOGS/snapshot-fps.err" && [ "$ms" -lt 8000 ]; then
+    pass "snapshot --fps 25 --skip 50: the camera runs at 25 fps ($ms ms in all): $(head -1 "$LOGS/snapshot-fps.err" | cut -c1-100)"
+else
+    fail "snapshot --fps 25 --skip 50: $(rc_desc $RC), $ms ms (10 s would mean 5 fps)"; show_err snapshot-fps
+fi
+
+# Output that cannot be written: a folder the user may not write, a full disk. Exit 8, nothing left.
+mkdir -p "$W/closed" && chmod 700 "$W/closed"
+run snapshot-eacces 180 setpriv --reuid=$NOBODY --regid=$NOBODY --groups=$VIDEO_GID "$CAMCTL" snapshot -d "$DEV" -o "$W/closed/a.jpg"
+if [ "$RC" = 8 ] && [ -z "$(ls -A "$W/closed")" ] && grep -qi "permission denied" "$LOGS/snapshot-eacces.err"; then
+    pass "snapshot -o into a folder uid $NOBODY may not write exits 8: $(head -1 "$LOGS/snapshot-eacces.err" | cut -c1-120)"
+else
+    fail "snapshot -o into an unwritable folder: $(rc_desc $RC), want 8, left: $(ls -A "$W/closed")"; show_err snapshot-eacces
+fi
+mkdir -p "$W/full"
+if mount -t tmpfs -o size=8k camd-full "$W/full"; then
+    run snapshot-enospc 180 "$CAMCTL" snapshot -d "$DEV" --size 640x480 -o "$W/full/a.jpg"
+    if [ "$RC" = 8 ] && [ -z "$(ls -A "$W/full")" ] && grep -qiE "no space|full" "$LOGS/snapshot-enospc.err"; then
+        pass "snapshot -o onto a full disk exits 8, nothing half-written: $(head -1 "$LOGS/snapshot-enospc.err" | cut -c1-120)"
+    else
+        fail "snapshot -o onto a full disk: $(rc_desc $RC), want 8, left: $(ls -A "$W/full")"; show_err snapshot-enospc
+    fi
+    umount "$W/full"
+else
+    fail "could not mount a small tmpfs for the full-disk check"
+fi
+
 # ---------------------------------------------------------------- fault injection
 # vivid's button control makes the next VIDIOC_STREAMON fail (once) with EINVAL.
 rm -f "$W/inj.jpg"

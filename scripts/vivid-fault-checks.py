@@ -69,11 +69,12 @@ check("camd runs on vivid", up, status().get("reason", "") if not up else "")
 
 # ---------------------------------------------------------------- repeated disconnects
 class StreamClient(threading.Thread):
-    """A live client that counts frames and records when each arrived."""
+    """A live client that counts frames and records when each arrived and when it was captured."""
 
     def __init__(self):
         super().__init__(daemon=True)
         self.times = []
+        self.captured = []  # (arrival, X-Capture-Time) of each part
         self.ended = False
 
     def run(self):
@@ -89,7 +90,12 @@ class StreamClient(threading.Thread):
                 buffered += chunk
                 while b"--camdframe" in buffered:
                     buffered = buffered.split(b"--camdframe", 1)[1]
-                    self.times.append(time.time())
+                    now = time.time()
+                    self.times.append(now)
+                    head = buffered[:300].split(b"\r\n\r\n", 1)[0]
+                    for line in head.split(b"\r\n"):
+                        if line.startswith(b"X-Capture-Time:"):
+                            self.captured.append((now, float(line.split(b":", 1)[1])))
         except Exception:
             pass
         self.ended = True
@@ -100,6 +106,7 @@ baseline = process_figures(camd.pid)
 stream = StreamClient()
 stream.start()
 quick_503, recovered, errors_before = 0, 0, status()["errors"]
+in_flight_answers, outages = [], []
 for round in range(DISCONNECTS):
     in_flight = {}
 
@@ -108,22 +115,36 @@ for round in range(DISCONNECTS):
             in_flight["code"] = call("GET", "/v1/cameras/vivid/snapshot?max_age_ms=0", timeout=30)[0]
         except Exception as error:
             in_flight["code"] = str(error)
+        in_flight["done"] = time.time()
 
     waiter = threading.Thread(target=snapshot)
     waiter.start()
-    ctl("disconnect=1")
     t0 = time.time()
+    ctl("disconnect=1")
     waiting = wait_for(lambda: status()["state"] == "waiting-for-device", 15, 0.1)
+    t1 = time.time()
     code, _, _ = call("GET", "/v1/cameras/vivid/snapshot", timeout=30)
-    if waiting and code == 503 and time.time() - t0 < 16:
+    if waiting and code == 503 and time.time() - t1 < 3:
         quick_503 += 1
     waiter.join(30)
+    # The snapshot in flight gets its frame (captured before the disconnect took
+    # effect) or a 503, soon after the disconnect: never a long wait.
+    in_flight_answers.append((in_flight.get("code"), in_flight.get("done", float("inf")) - t0))
     if wait_for(lambda: status()["state"] == "running", 60, 0.2):
         recovered += 1
+    outages.append((t0, time.time()))
 frames_before = len(stream.times)
 time.sleep(3)
-check(f"{DISCONNECTS} disconnects: each seen as waiting-for-device with a 503 snapshot", quick_503 == DISCONNECTS,
+check(f"{DISCONNECTS} disconnects: each seen as waiting-for-device, a snapshot then gets 503 within 3 s", quick_503 == DISCONNECTS,
       f"{quick_503}/{DISCONNECTS}")
+slow = [(code, round(seconds, 1)) for code, seconds in in_flight_answers if code not in (200, 503) or seconds > 5]
+check(f"{DISCONNECTS} disconnects: the snapshot in flight is answered (200 or 503) within 5 s of the disconnect", not slow,
+      f"answers {sorted(set(code for code, _ in in_flight_answers), key=str)}; late or failed: {slow[:5]}")
+# A part that arrives well after a disconnect must not carry a frame captured before it.
+stale = [(round(arrival - t0, 2), round(captured - t0, 2)) for t0, _ in outages for arrival, captured in stream.captured
+         if arrival > t0 + 1.0 and captured < t0]
+check(f"{DISCONNECTS} disconnects: the stream client got no frame from before a disconnect after it",
+      stream.captured and not stale, f"{len(stream.captured)} parts; stale (arrival, capture) after disconnect: {stale[:5]}")
 check(f"{DISCONNECTS} disconnects: capture resumed by itself every time", recovered == DISCONNECTS, f"{recovered}/{DISCONNECTS}")
 check("the stream client stayed connected and frames resumed after the last reconnect",
       not stream.ended and len(stream.times) > frames_before, f"{frames_before} → {len(stream.times)} frames")
@@ -235,19 +256,41 @@ check("a full disk: saves resume when space returns, and the error clears", code
 # ---------------------------------------------------------------- SIGTERM while streaming and saving
 stream = StreamClient()
 stream.start()
-savers = [threading.Thread(target=lambda: [call("POST", "/v1/cameras/vivid/snapshot") for _ in range(3)]) for _ in range(3)]
+# An idle keep-alive client too: it must not hold camd up.
+idle = UnixHTTP(SOCK, 30)
+idle.request("GET", "/v1/status")
+idle_answered = idle.getresponse().read() and True
+saved = []
+
+
+def save_three():
+    for _ in range(3):
+        try:
+            code, _, data = call("POST", "/v1/cameras/vivid/snapshot", timeout=30)
+            saved.append((code, json.loads(data).get("name") if code == 201 else None))
+        except Exception as error:
+            saved.append((str(error)[:40], None))
+
+
+savers = [threading.Thread(target=save_three) for _ in range(3)]
 for saver in savers:
     saver.start()
 time.sleep(0.5)
 elapsed = stop_camd(camd)
+for saver in savers:
+    saver.join(30)
 leftovers = [n for d, _, files in os.walk(small) for n in files if n.startswith(".camd-tmp-")]
-check("SIGTERM while streaming and saving: exits within 5 s", elapsed is not None and elapsed < 5, f"{elapsed}")
+check("SIGTERM while streaming, saving and with an idle keep-alive connection: exits within 5 s",
+      idle_answered and elapsed is not None and elapsed < 5, f"{elapsed}")
 check("SIGTERM: no partial files", not leftovers, str(leftovers))
+names = [name for code, name in saved if code == 201]
+whole = [name for name in names if open(os.path.join(small, "vivid", name), "rb").read()[-2:] == b"\xff\xd9"]
+check("SIGTERM: every save camd answered 201 is a whole JPEG on disk", names and whole == names,
+      f"{len(saved)} saves: {len(names)} answered 201, {len(whole)} whole on disk; others: {[c for c, _ in saved if c != 201][:4]}")
 grab = subprocess.run(["v4l2-ctl", "-d", "/dev/video0", "--stream-mmap", "--stream-count=2", "--stream-to=/dev/null"],
                       capture_output=True, timeout=60)
 check("SIGTERM: the device is released", grab.returncode == 0)
-for saver in savers:
-    saver.join(30)
+idle.close()
 
 # ---------------------------------------------------------------- SIGKILL, then start again
 camd, up = start(config, photos=small)

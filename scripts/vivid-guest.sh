@@ -12,7 +12,8 @@
 #                   and event stream for the VividTests target
 #   cli/            camctl runs' stdout/stderr and JPEGs (vivid-cli-checks.sh)
 # Steps: setup (load vivid), swift-tests (VividTests), cli-checks
-# (vivid-cli-checks.sh), daemon-checks (vivid-daemon-checks.py), fault-checks (vivid-fault-checks.py).
+# (vivid-cli-checks.sh), daemon-checks (vivid-daemon-checks.py), fault-checks (vivid-fault-checks.py),
+# load-checks (scripts/stress/load.py on vivid).
 #
 # Never create Unix sockets in RESULTS_DIR (a socket on the 9p share hangs the
 # guest); use the guest's own /tmp or /run.
@@ -241,6 +242,16 @@ fi
 if [ -f "$HERE/vivid-fault-checks.py" ]; then
     run_checks fault-checks 40-fault-checks.log "${CAMD_VIVID_FAULT_TIMEOUT:-1200}" \
         "$PY" "$HERE/vivid-fault-checks.py" "$REPO" "$RES"
+fi
+
+# e. load on the real driver (issue 3): stream clients, waves of concurrent status and
+# snapshot requests, clients hanging up mid-frame. Smaller than the host run of
+# scripts/stress/load.py: the guest is emulated and its Python clients are slow.
+if [ -f "$REPO/scripts/stress/load.py" ]; then
+    run_checks load-checks 50-load-checks.log "${CAMD_VIVID_LOAD_TIMEOUT:-600}" \
+        "$PY" "$REPO/scripts/stress/load.py" --camd "$REPO/.build/debug/camd" --device /dev/video0 \
+        --size 640x480 --fps 25 --clients 10 --stream-fps 5 --requests 20 --seconds 15 \
+        --phases load,midframe --midframe 30 --timeout 60
 fi
 
 dmesg >"$RES/dmesg.log" 2>&1

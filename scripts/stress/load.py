@@ -285,7 +285,7 @@ def phase_load(camd, args, suite, figures):
     slow_clients = [r for r in stream_results if r["fps"] < 0.9 * want(r)]
     broken = [r for r in stream_results if r["status"] != 200 or r["bad"] or r["error"] or r["ended"] or r["resets"] or r["duplicates"]]
     figures += [("load: binary", describe_binary(camd.binary)),
-                ("load: source", f"synthetic testsrc {args.size} @ {args.fps} fps"),
+                ("load: source", f"{'synthetic testsrc' if args.device == 'testsrc' else args.device} {args.size} @ {args.fps} fps"),
                 ("load: duration", f"{args.seconds} s; load average now {loadavg()}"),
                 ("load: stream clients", f"{len(stream_results)} ({len(full)} full rate, {len(thinned)} thinned"
                                          f"{' to ' + str(sorted(set(r['asked'] for r in thinned))) if thinned else ''});"
@@ -550,7 +550,9 @@ def phase_sigterm(camd, args, suite, figures):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--camd", default=default_camd(), help="the camd binary (default: $CAMD, .build/release, .build/debug)")
-    ap.add_argument("--size", default="1280x720", help="synthetic source size (1280x720 or 1920x1080)")
+    ap.add_argument("--device", default="testsrc",
+                    help="the camera: the synthetic source (default), or a V4L2 device such as /dev/video0 (vivid in the VM suite)")
+    ap.add_argument("--size", default="1280x720", help="frame size (the synthetic source makes 1280x720 or 1920x1080)")
     ap.add_argument("--fps", type=int, default=30)
     ap.add_argument("--seconds", type=float, default=30, help="length of the load phase")
     ap.add_argument("--clients", type=int, default=50, help="stream clients in the load phase")
@@ -569,7 +571,7 @@ def main():
 
     suite = Suite()
     figures = []
-    camd = Camd(binary=args.camd, workdir=args.workdir, size=args.size, fps=args.fps)
+    camd = Camd(binary=args.camd, workdir=args.workdir, size=args.size, fps=args.fps, device=args.device)
     print(f"camd: {describe_binary(camd.binary)}; scratch {camd.workdir}; load average {loadavg()}", flush=True)
     camd.start()
     start_stats = proc_stats(camd.pid)
