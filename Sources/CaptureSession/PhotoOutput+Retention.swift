@@ -57,6 +57,7 @@ extension PhotoOutput {
             }
         }
         counters.retentionDeletions += result.removedFiles
+        perCamera[camera, default: CameraTotals()].retentionDeletions += result.removedFiles
         counters.retentionBytesRemoved += result.removedBytes
         counters.retentionFailures += result.failures.count
         return result

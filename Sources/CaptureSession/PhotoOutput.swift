@@ -30,6 +30,7 @@ public actor PhotoOutput {
     private var indexed = false
     private var loading: Task<[String: CameraPhotos], Never>?
     var counters = Statistics()
+    var perCamera: [String: CameraTotals] = [:]
 
     /// - Parameter root: the photo folder; it and the camera folders in it are
     ///   created on the first save if missing.
@@ -60,6 +61,19 @@ public actor PhotoOutput {
         public init() {}
     }
 
+    /// One camera's share of the totals since start, for /metrics.
+    public struct CameraTotals: Sendable, Hashable, Codable {
+        public var photosSaved = 0
+        public var bytesWritten = 0
+        public var saveFailures = 0
+        public var retentionDeletions = 0
+
+        public init() {}
+    }
+
+    /// Each camera's totals since start, by camera id (cameras that never saved are absent).
+    public var cameraTotals: [String: CameraTotals] { perCamera }
+
     /// Totals since start and what is stored now.
     public var statistics: Statistics {
         var totals = counters
@@ -87,10 +101,13 @@ public actor PhotoOutput {
                                      sequence: sequence, width: width, height: height)
         } catch {
             counters.saveFailures += 1
+            perCamera[camera, default: CameraTotals()].saveFailures += 1
             throw error
         }
         counters.photosSaved += 1
         counters.bytesWritten += jpeg.count
+        perCamera[camera, default: CameraTotals()].photosSaved += 1
+        perCamera[camera, default: CameraTotals()].bytesWritten += jpeg.count
         await retain(camera: camera, settings: settings, now: Self.currentTime(), protecting: record.name)
         return record
     }

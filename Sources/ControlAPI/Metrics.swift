@@ -11,13 +11,14 @@ enum Metrics {
             statuses.append(await session.status())
             histograms.append(await session.encodeHistogram())
         }
-        let photos = await services.photos.statistics
+        let photos = await services.photos.cameraTotals
         let text = render(statuses: statuses, histograms: histograms, photos: photos, uptime: services.daemon.uptimeSeconds)
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                         body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    static func render(statuses: [CameraStatus], histograms: [EncodeHistogram], photos: PhotoOutput.Statistics, uptime: Double) -> String {
+    static func render(statuses: [CameraStatus], histograms: [EncodeHistogram], photos: [String: PhotoOutput.CameraTotals],
+                       uptime: Double) -> String {
         var out = ""
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
@@ -49,11 +50,17 @@ enum Metrics {
             out += "camd_encode_seconds_sum{\(camera)} \(format(histogram.sum))\n"
             out += "camd_encode_seconds_count{\(camera)} \(histogram.count)\n"
         }
-        family("camd_photos_saved_total", "counter", "Photos saved by the photo output.", [("", String(photos.photosSaved))])
-        family("camd_photo_bytes_written_total", "counter", "Bytes of photos written.", [("", String(photos.bytesWritten))])
-        family("camd_photo_save_errors_total", "counter", "Photo saves that failed (disk full and others).", [("", String(photos.saveFailures))])
+        // Per camera: every configured camera, and any other whose photos were saved (a removed one).
+        let photoCameras = statuses.map(\.id) + photos.keys.filter { id in !statuses.contains { $0.id == id } }.sorted()
+        func perPhotoCamera(_ value: (PhotoOutput.CameraTotals) -> Int) -> [(labels: String, value: String)] {
+            photoCameras.map { ("{camera=\"\(escape($0))\"}", String(value(photos[$0] ?? .init()))) }
+        }
+        family("camd_photos_saved_total", "counter", "Photos saved by the photo output.", perPhotoCamera(\.photosSaved))
+        family("camd_photo_bytes_written_total", "counter", "Bytes of photos written.", perPhotoCamera(\.bytesWritten))
+        family("camd_photo_save_errors_total", "counter", "Photo saves that failed (disk full and others).",
+               perPhotoCamera(\.saveFailures))
         family("camd_photos_deleted_by_retention_total", "counter", "Photos removed by retention rules.",
-               [("", String(photos.retentionDeletions))])
+               perPhotoCamera(\.retentionDeletions))
         return out
     }
 

@@ -59,4 +59,33 @@ import VideoCore
         await missing.stop()
         await working.stop()
     }
+
+    @Test func photoMetricsAreCountedPerCamera() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let sessions = ["front", "back"].map {
+            CaptureSession(settings: CameraSettings(id: $0, device: FrameSources.syntheticName,
+                                                    size: FrameSize(width: 320, height: 240), fps: 30))
+        }
+        for session in sessions { await session.start() }
+        let router = buildRouter(APIServices(cameras: Cameras(sessions), photos: PhotoOutput(root: root),
+                                             daemon: DaemonInfo(version: "test")))
+        try await Application(router: router).test(.router) { client in
+            var bytes = 0
+            for _ in 0..<2 {
+                try await client.execute(uri: "/v1/cameras/front/snapshot", method: .post) { response in
+                    #expect(response.status == .created)
+                    let record = try #require(try json(response.body) as? [String: Any])
+                    bytes += record["bytes"] as? Int ?? 0
+                }
+            }
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                let text = String(buffer: response.body)
+                #expect(text.contains("camd_photos_saved_total{camera=\"front\"} 2\n"))
+                #expect(text.contains("camd_photos_saved_total{camera=\"back\"} 0\n"))
+                #expect(text.contains("camd_photo_bytes_written_total{camera=\"front\"} \(bytes)\n"), "\(bytes) bytes saved")
+                #expect(text.contains("camd_photo_save_errors_total{camera=\"back\"} 0\n"))
+            }
+        }
+        for session in sessions { await session.stop() }
+    }
 }
