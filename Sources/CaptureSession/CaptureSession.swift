@@ -28,11 +28,18 @@ public actor CaptureSession {
     private var idleWatch: Task<Void, Never>?
     private var settleWaiters: [CheckedContinuation<Void, Never>] = []
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    private let openSource: CaptureWorker.Opener
 
     /// Warm-up frames skipped when a snapshot had to start the camera.
     public static let warmUpFrames = 3
 
     public init(settings: CameraSettings, logger: Logger = Logger(label: "camd.camera")) {
+        self.init(settings: settings, logger: logger, openSource: CaptureWorker.openSource)
+    }
+
+    /// With `openSource`, tests stand in for `FrameSources.open` to make a device fail on cue.
+    init(settings: CameraSettings, logger: Logger = Logger(label: "camd.camera"), openSource: @escaping CaptureWorker.Opener) {
+        self.openSource = openSource
         self.id = settings.id
         self.settings = settings
         var logger = logger
@@ -56,7 +63,7 @@ public actor CaptureSession {
         lastUse = .now
         let epoch = hub.reopen()
         let (events, sink) = AsyncStream.makeStream(of: CaptureEvent.self)
-        let worker = CaptureWorker(settings: settings, hub: hub) { sink.yield($0) }
+        let worker = CaptureWorker(settings: settings, hub: hub, open: openSource) { sink.yield($0) }
         self.worker = worker
         EncoderWorker(id: id, hub: hub, quality: settings.quality, epoch: epoch).start()
         worker.start()
@@ -87,16 +94,68 @@ public actor CaptureSession {
     }
 
     /// Replaces the settings; a running camera restarts with them (stream clients stay connected).
+    ///
+    /// A new device or format is checked first, and refused with nothing changed when
+    /// the device is not a V4L2 camera or does not offer the format. What only a restart
+    /// can show (a control the driver refuses, say) puts the previous settings back and
+    /// throws, so a bad configure never leaves a working camera failed.
     public func configure(_ new: CameraSettings) async throws(SessionError) -> CameraStatus {
         guard new.id == id else { throw .invalidSettings("a camera's id cannot change (\(id) → \(new.id))") }
         guard (1...100).contains(new.quality) else { throw .invalidSettings("quality must be from 1 to 100; got \(new.quality)") }
+        if new.device != settings.device || new.format != settings.format {
+            try await checkDevice(of: new)
+        }
+        let previous = settings
         let wasActive = worker != nil
         let onDemand = startedOnDemand
         settings = new
         guard wasActive else { return status() }
         logger.info("reconfiguring: \(describe(new))")
         await restartKeepingStreams(onDemand: onDemand)
-        return status()
+        guard state == .failed else { return status() }
+
+        let failure = reason ?? "the camera failed"
+        logger.warning("the new settings failed (\(failure)); restarting with the previous ones")
+        settings = previous
+        let restored = await start(onDemand: onDemand)
+        throw .invalidSettings("the camera cannot run with these settings: \(failure). It was restarted with its previous settings"
+                               + (restored.state == .running ? "." : " and is \(restored.state.rawValue)."))
+    }
+
+    /// Refuses a device that is not a V4L2 camera (a regular file, /dev/null, a link to
+    /// either) or a format it does not offer. A device that cannot be looked at now
+    /// (unplugged, busy, no permission) is not refused: the session waits for it as it
+    /// would at start.
+    private func checkDevice(of new: CameraSettings) async throws(SessionError) {
+        typealias Offer = (source: String, formats: [PixelFormat])
+        let selector = new.device
+        let outcome: Result<Offer, DeviceError>?
+        if selector == settings.device, selector != FrameSources.syntheticName, state == .running, let worker {
+            // The camera has this device open: ask on its capture thread instead of opening it twice.
+            outcome = await withCheckedContinuation { continuation in
+                worker.perform { source in
+                    guard let camera = source as? V4L2Source else { return continuation.resume(returning: nil) }
+                    continuation.resume(returning: Self.capture { () throws(DeviceError) -> Offer in
+                        (camera.name, try camera.device.formats().map(\.format))
+                    })
+                }
+            }
+        } else {
+            outcome = await BlockingIO.run { () -> Result<Offer, DeviceError> in
+                Self.capture { () throws(DeviceError) -> Offer in try FrameSources.offeredFormats(selector) }
+            }
+        }
+        switch outcome {
+        case .failure(let error) where error.kind == .notACamera || error.kind == .unsupported:
+            throw .invalidSettings("device \"\(selector ?? "")\" is not a camera camd can use: \(error.message)")
+        case .success(let offer):
+            if let format = new.format, !offer.formats.contains(format) {
+                let list = offer.formats.isEmpty ? "no capture formats" : offer.formats.map(\.description).joined(separator: ", ")
+                throw .invalidSettings("format \(format) is not offered by \(offer.source); it offers \(list)")
+            }
+        case .failure, .none:
+            return
+        }
     }
 
     private func restartKeepingStreams(onDemand: Bool) async {

@@ -19,8 +19,13 @@ enum CaptureEvent: Sendable {
 /// poll/DQBUF loop, and on any device error closes it and reopens it with backoff.
 /// All blocking device work happens here, never on the session actor.
 final class CaptureWorker: Sendable {
+    /// Opens, configures and starts a source: `FrameSources.open`, or a stand-in in tests.
+    typealias Opener = @Sendable (_ selector: String?, _ request: CaptureRequest,
+                                  _ controls: [(name: String, value: String)]) throws(DeviceError) -> any FrameSource
+
     let settings: CameraSettings
     private let hub: FrameHub
+    private let open: Opener
     private let events: @Sendable (CaptureEvent) -> Void
     private let stopRequested = Atomic<Bool>(false)
     private let commands = Mutex<[@Sendable ((any FrameSource)?) -> Void]>([])
@@ -31,9 +36,15 @@ final class CaptureWorker: Sendable {
     }
     static let backoff: [Double] = [0.5, 1, 2, 4, 5]
 
-    init(settings: CameraSettings, hub: FrameHub, events: @escaping @Sendable (CaptureEvent) -> Void) {
+    static let openSource: Opener = { (selector, request, controls) throws(DeviceError) in
+        try FrameSources.open(selector, request: request, controls: controls)
+    }
+
+    init(settings: CameraSettings, hub: FrameHub, open: @escaping Opener = CaptureWorker.openSource,
+         events: @escaping @Sendable (CaptureEvent) -> Void) {
         self.settings = settings
         self.hub = hub
+        self.open = open
         self.events = events
     }
 
@@ -62,7 +73,7 @@ final class CaptureWorker: Sendable {
         while !isStopping {
             let source: any FrameSource
             do {
-                source = try FrameSources.open(settings.device, request: settings.request, controls: controls)
+                source = try open(settings.device, settings.request, controls)
             } catch {
                 if Self.isPermanent(error) {
                     events(.failed(error))

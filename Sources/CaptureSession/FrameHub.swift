@@ -23,6 +23,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// Bumped on every open and close, so an encoder thread from a previous run exits.
     private(set) var epoch: UInt64 = 0
     private(set) var counters = Counters()
+    private var rateMeter = FrameRateMeter()
 
     struct Waiter {
         /// The oldest CLOCK_MONOTONIC capture time the waiter accepts.
@@ -41,7 +42,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         var deviceDrops = 0
         var encodeSeconds: [Double] = []
         var lastFrameMonotonic: Double?
-        /// Exponentially smoothed capture rate.
+        /// Frames captured per second over the last few seconds (`FrameRateMeter`).
         var measuredFPS: Double = 0
         var encodeHistogram = EncodeHistogram()
     }
@@ -51,10 +52,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// Replaces the latest raw frame (called by the capture thread; never blocks on consumers).
     func publish(_ frame: Frame) {
         condition.lock()
-        if let last = counters.lastFrameMonotonic, frame.monotonicTime > last {
-            let rate = 1 / (frame.monotonicTime - last)
-            counters.measuredFPS = counters.measuredFPS == 0 ? rate : counters.measuredFPS * 0.9 + rate * 0.1
-        }
+        rateMeter.record(frame.monotonicTime)
+        counters.measuredFPS = rateMeter.rate
         counters.lastFrameMonotonic = frame.monotonicTime
         counters.framesCaptured += 1
         latestRaw = frame
@@ -78,6 +77,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         latestRaw = nil
         latestEncoded = nil
         counters.lastFrameMonotonic = nil
+        rateMeter.reset()
         counters.measuredFPS = 0
         let failed = waiters.values
         waiters.removeAll()
@@ -228,6 +228,9 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         latestEncoded = nil
         // Generations keep counting across runs, so nothing from an earlier run looks newer.
         encodedGeneration = rawGeneration
+        // The new run may have another rate; the pause of a restart is not part of either.
+        rateMeter.reset()
+        counters.measuredFPS = 0
         condition.broadcast()
         return epoch
     }
@@ -237,6 +240,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         condition.lock()
         closed = true
         epoch &+= 1
+        rateMeter.reset()
         counters.measuredFPS = 0
         counters.lastFrameMonotonic = nil
         let failed = waiters.values

@@ -30,6 +30,18 @@ public enum FrameSources {
         }
         return try V4L2Source(path: try DeviceDiscovery.resolve(selector), request: request, controls: controls)
     }
+
+    /// What a selector names and the pixel formats it offers, found without streaming:
+    /// the synthetic source's list, or a V4L2 node opened briefly. Blocks; call it off
+    /// the actors. Throws `.notACamera` for anything but a V4L2 capture node (a regular
+    /// file, /dev/null, a symbolic link to either), and the open's error otherwise.
+    public static func offeredFormats(_ selector: String?) throws(DeviceError) -> (source: String, formats: [PixelFormat]) {
+        if selector == syntheticName {
+            return ("\(syntheticName) (synthetic test source, not a camera)", SyntheticSource.formats)
+        }
+        let device = try VideoDevice(path: try DeviceDiscovery.resolve(selector))
+        return ("\(device.path) (\(device.info.card))", try device.formats().map(\.format))
+    }
 }
 
 /// A V4L2 camera, configured and streaming.

@@ -24,10 +24,13 @@ public final class SyntheticSource: FrameSource {
         (191, 191, 191), (191, 191, 0), (0, 191, 191), (0, 191, 0), (191, 0, 191), (191, 0, 0), (0, 0, 191), (0, 0, 0),
     ]
 
+    /// The pixel formats it offers, so settings can be checked before it is opened.
+    public static let formats: [PixelFormat] = [.yuyv]
+
     public init(request: CaptureRequest) throws(DeviceError) {
-        if let format = request.format, format != .yuyv {
+        if let format = request.format, !Self.formats.contains(format) {
             throw DeviceError(.unsupported, path: FrameSources.syntheticName,
-                              "the synthetic test source offers only YUYV; got \(format)")
+                              "the synthetic test source offers only \(Self.formats.map(\.description).joined(separator: ", ")); got \(format)")
         }
         let size = Self.supportedSizes.nearest(to: request.size ?? CaptureRequest.defaultSize)!
         let fps = min(max(request.fps ?? 30, 1), 120)

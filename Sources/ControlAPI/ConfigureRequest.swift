@@ -57,6 +57,13 @@ enum ConfigureRequest {
                 guard name.hasSuffix(".jpg"), !name.contains("/"), !name.hasPrefix(".") else {
                     throw photos.invalid("name", "must end in .jpg and contain no '/' nor start with '.'; got \"\(name)\"")
                 }
+                // Expand it once now, so a pattern every save would refuse (an unknown
+                // token, a NUL) is refused here instead of failing each photo later.
+                do {
+                    _ = try PhotoOutput.fileName(pattern: name, camera: current.id, captureTime: 0, sequence: 1)
+                } catch {
+                    throw photos.invalid("name", "is not a usable pattern: \(error.description)")
+                }
                 s.photos.namePattern = name
             }
             if photos.has("keep_count") {

@@ -29,6 +29,10 @@ enum JSONBody {
             throw APIError(.contentTooLarge, "too_large", "request body too large (the limit is \(limit) bytes)")
         }
         if buffer.readableBytes == 0 { return [:] }
+        if let offset = trailingComma(in: buffer.readableBytesView) {
+            throw APIError.badRequest("the body is not valid JSON: a trailing comma at byte \(offset) (JSON allows no comma before '}' or ']')",
+                                      code: "bad_json")
+        }
         let parsed: Any
         do {
             parsed = try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))
@@ -39,6 +43,44 @@ enum JSONBody {
             throw APIError.badRequest("the body must be a JSON object", code: "bad_json")
         }
         return object
+    }
+}
+
+extension JSONBody {
+    /// The offset of a comma followed (after whitespace) by '}' or ']', outside strings.
+    /// Foundation's parser on Linux accepts `{"a": 1,}` and `[1,]`; JSON does not, and a
+    /// client that sends them should hear so rather than find out elsewhere. One pass
+    /// over at most `limit` bytes, done before parsing.
+    static func trailingComma(in bytes: some Collection<UInt8>) -> Int? {
+        var inString = false, escaped = false
+        var comma: Int?
+        for (offset, byte) in bytes.enumerated() {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+                continue
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if let comma { return comma }
+            case UInt8(ascii: ","):
+                comma = offset
+                continue
+            case UInt8(ascii: "\""):
+                inString = true
+            default:
+                break
+            }
+            comma = nil
+        }
+        return nil
     }
 }
 

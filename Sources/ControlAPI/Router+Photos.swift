@@ -25,7 +25,7 @@ func addPhotoRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServic
         try await contactSheet(request, services)
     }
     v1.get("photos/:name") { request, context in
-        let name = context.parameters.get("name") ?? ""
+        let name = try photoName(context)
         let render = try RenderRequest(request)
         let (record, path) = try await services.photos.file(named: name)
         var bytes = try await BlockingIO.run { try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) }
@@ -39,11 +39,23 @@ func addPhotoRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServic
                         body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
     v1.delete("photos/:name") { request, context in
-        let name = context.parameters.get("name") ?? ""
+        let name = try photoName(context)
         await audit(request, context, services)
         try await services.photos.delete(named: name)
         return Response(status: .noContent)
     }
+}
+
+/// The `:name` path parameter, percent-decoded once ("my%20photo.jpg" is "my photo.jpg"):
+/// the router hands it over as sent. The photo output's name rules then see the decoded
+/// name, so "%2F", "%00" and "%2E%2E" are refused just as '/', NUL and ".." are.
+func photoName(_ context: CamdRequestContext) throws(APIError) -> String {
+    let raw = context.parameters.get("name") ?? ""
+    guard let name = raw.removingPercentEncoding else {
+        throw APIError(PhotoError.invalidName(
+            "\"\(raw)\" is not a photo name: a '%' is not followed by two hex digits, or the bytes are not UTF-8. URL-encode a name from the photo list."))
+    }
+    return name
 }
 
 /// `GET /v1/photos/contact-sheet`: one JPEG, a grid of square thumbnails of the

@@ -2,6 +2,7 @@
 import Foundation
 import JPEG
 import Testing
+import V4L2
 import VideoCore
 
 /// The session's state machine and frame hand-off, on the synthetic source
@@ -111,6 +112,88 @@ import VideoCore
         #expect(status.state == .failed)
         #expect(status.reason?.contains("only YUYV") == true)
         await #expect(throws: SessionError.self) { try await session.snapshot() }
+    }
+
+    @Test func aFormatTheSourceDoesNotOfferIsRefusedAndTheCameraKeepsRunning() async throws {
+        let session = CaptureSession(settings: synthetic())
+        await session.start()
+        var bad = synthetic()
+        bad.format = .mjpeg
+        do {
+            _ = try await session.configure(bad)
+            Issue.record("a format the synthetic source does not offer was accepted")
+        } catch {
+            guard case .invalidSettings(let message) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(message.contains("format MJPG"), "\(message)")
+            #expect(message.contains("it offers YUYV"), "the message lists what the source offers: \(message)")
+        }
+        #expect(await session.settings.format == nil)
+        let status = await session.status()
+        #expect(status.state == .running)
+        #expect(status.errors == 0, "the camera was never restarted with the bad format")
+        await session.stop()
+    }
+
+    @Test func aDeviceThatIsNotAVideoNodeIsRefusedAndTheCameraKeepsRunning() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("camd-devices-\(UInt32.random(in: 0...UInt32.max))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/video0", link = folder + "/link-to-file"
+        try Data("not a camera".utf8).write(to: URL(fileURLWithPath: file))
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: file)
+
+        let session = CaptureSession(settings: synthetic())
+        await session.start()
+        // A regular file, a symbolic link to one, and character devices that are not V4L2 (major 1).
+        for device in [file, link, "/dev/null", "/dev/zero"] {
+            var bad = synthetic()
+            bad.device = device
+            do {
+                _ = try await session.configure(bad)
+                Issue.record("device \(device) was accepted")
+            } catch {
+                guard case .invalidSettings(let message) = error else { Issue.record("wrong error \(error) for \(device)"); continue }
+                #expect(message.hasPrefix("device \"\(device)\""), "the message names the field: \(message)")
+                #expect(message.contains("not a character device") || message.contains("not a video device"), "\(message)")
+            }
+            #expect(await session.settings.device == FrameSources.syntheticName)
+            #expect(await session.state == .running)
+        }
+        await session.stop()
+    }
+
+    /// What only opening the device shows is found on the capture thread; the camera
+    /// then goes back to the settings it ran with, instead of staying failed.
+    @Test func aReconfigureThatFailsOnOpenRollsBackToTheWorkingSettings() async throws {
+        let refused = FrameSize(width: 640, height: 480)
+        let session = CaptureSession(settings: synthetic(), openSource: { (_, request, _) throws(DeviceError) in
+            if request.size == refused {
+                throw DeviceError(.invalidArgument, path: "stand-in", "stand-in refuses \(refused)")
+            }
+            return try SyntheticSource(request: request)
+        })
+        await session.start()
+        let stream = try await session.subscribe()
+        var bad = synthetic()
+        bad.size = refused
+        bad.quality = 60
+        do {
+            _ = try await session.configure(bad)
+            Issue.record("settings the device refused were kept")
+        } catch {
+            guard case .invalidSettings(let message) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(message.contains("stand-in refuses 640x480"), "\(message)")
+            #expect(message.contains("previous settings"), "\(message)")
+        }
+        #expect(await session.settings == synthetic())
+        let status = await session.status()
+        #expect(status.state == .running)
+        #expect(status.size == "320x240")
+        // Stream clients stay connected through the failed attempt and the rollback.
+        var next: EncodedFrame?
+        for await frame in stream { next = frame; break }
+        #expect(next?.size == FrameSize(width: 320, height: 240))
+        await session.stop()
     }
 
     @Test func aMissingDeviceIsWaitedFor() async throws {

@@ -50,4 +50,49 @@ import VideoCore
         }
         #expect(ContinuousClock.now - started < .seconds(1))
     }
+
+    /// A 30 fps camera whose timestamps jitter by up to ±12 ms around their slots
+    /// (intervals from 9 to 57 ms): an average of per-frame rates reads well above 30,
+    /// frames over time read 30.
+    @Test func measuredFPSCountsFramesOverTimeSoJitterDoesNotInflateIt() {
+        let hub = FrameHub()
+        _ = hub.reopen()
+        var random = SplitMix(seed: 7)
+        for n in 1...300 {
+            let jitter = (Double(random.next() % 1001) / 1000 - 0.5) * 0.024
+            hub.publish(frame(UInt32(n), at: 1000 + Double(n) / 30 + jitter))
+        }
+        let fps = hub.snapshot.measuredFPS
+        #expect(abs(fps - 30) < 1, "measured \(fps) fps for frames 1/30 s apart on average")
+    }
+
+    @Test func theRateMeterFollowsAChangeAndStartsAgainAfterAReset() {
+        var meter = FrameRateMeter()
+        #expect(meter.rate == 0)
+        var time = 50.0
+        for _ in 0..<120 { time += 1.0 / 60; meter.record(time) }
+        #expect(abs(meter.rate - 60) < 0.5)
+        // Two seconds (the window) after the camera slows to 10 fps, only the new rate counts.
+        for _ in 0..<25 { time += 0.1; meter.record(time) }
+        #expect(abs(meter.rate - 10) < 0.5)
+        meter.reset()
+        #expect(meter.rate == 0)
+        meter.record(1)  // an earlier time than before the reset: a new run
+        #expect(meter.rate == 0)
+        meter.record(1.5)
+        #expect(meter.rate == 2)
+    }
+}
+
+/// A small seeded generator, so the jitter is the same on every run.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

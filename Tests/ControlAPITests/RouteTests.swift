@@ -187,4 +187,116 @@ import VideoCore
         }
         await cameras.sessions[0].stop()
     }
+
+    func errorMessage(_ buffer: ByteBuffer) throws -> String {
+        (try json(buffer)["error"] as? [String: Any])?["message"] as? String ?? ""
+    }
+
+    /// Settings the camera could never run with are refused up front; the camera keeps
+    /// running with the settings it had.
+    @Test func configureRefusesADeviceOrFormatThatCannotWork() async throws {
+        let (app, cameras) = await app()
+        let before = await cameras.sessions[0].settings
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/v1/cameras/synth/configure", method: .post,
+                                     body: ByteBuffer(string: #"{"format": "MJPG"}"#)) { response in
+                #expect(response.status == .badRequest)
+                #expect(try errorCode(response.body) == "invalid_settings")
+                let message = try errorMessage(response.body)
+                #expect(message.contains("format MJPG") && message.contains("it offers YUYV"), "\(message)")
+            }
+            for device in ["/dev/null", "/etc/passwd"] {
+                try await client.execute(uri: "/v1/cameras/synth/configure", method: .post,
+                                         body: ByteBuffer(string: #"{"device": "\#(device)", "quality": 50}"#)) { response in
+                    #expect(response.status == .badRequest, "\(device)")
+                    let message = try errorMessage(response.body)
+                    #expect(message.hasPrefix("device \"\(device)\""), "\(message)")
+                }
+            }
+            try await client.execute(uri: "/v1/cameras/synth", method: .get) { response in
+                let status = try #require(try json(response.body)["status"] as? [String: Any])
+                #expect(status["state"] as? String == "running")
+            }
+        }
+        #expect(await cameras.sessions[0].settings == before)
+        await cameras.sessions[0].stop()
+    }
+
+    @Test func aPhotoNamePatternEverySaveWouldRefuseIsRefused() async throws {
+        let (app, cameras) = await app(autostart: false)
+        try await app.test(.router) { client in
+            for pattern in [#"a\u0000b.jpg"#, "{camera}-{nope}.jpg"] {
+                try await client.execute(uri: "/v1/cameras/synth/configure", method: .post,
+                                         body: ByteBuffer(string: #"{"photos": {"name": "\#(pattern)"}}"#)) { response in
+                    #expect(response.status == .badRequest, "\(pattern)")
+                    let message = try errorMessage(response.body)
+                    #expect(message.hasPrefix("photos.name"), "\(pattern)")
+                }
+            }
+        }
+        #expect(await cameras.sessions[0].settings.photos.namePattern == PhotoSettings.defaultPattern)
+    }
+
+    @Test func aTrailingCommaIsBadJSON() async throws {
+        let (app, cameras) = await app(autostart: false)
+        try await app.test(.router) { client in
+            for body in [#"{"quality": 80,}"#, "{\"controls\": {\"brightness\": 1 ,\n}}", #"{"quality": 80, "controls": {}, }"#] {
+                try await client.execute(uri: "/v1/cameras/synth/configure", method: .post, body: ByteBuffer(string: body)) { response in
+                    #expect(response.status == .badRequest, "\(body)")
+                    let code = try errorCode(response.body)
+                    #expect(code == "bad_json", "\(body)")
+                }
+            }
+            // A comma before a brace inside a string is just text.
+            try await client.execute(uri: "/v1/cameras/synth/configure", method: .post,
+                                     body: ByteBuffer(string: #"{"photos": {"name": "a,}\",].jpg"}}"#)) { response in
+                #expect(response.status == .ok)
+            }
+        }
+        #expect(await cameras.sessions[0].settings.quality == 85)
+        #expect(JSONBody.trailingComma(in: Array(#"[1, 2 , ]"#.utf8)) == 6)
+        #expect(JSONBody.trailingComma(in: Array(#"{"a": ",}", "b": [1, "x\\"], "c": {}}"#.utf8)) == nil)
+    }
+
+    @Test func photoNamesInURLsArePercentDecodedOnce() async throws {
+        let (app, cameras) = await app()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/v1/cameras/synth/configure", method: .post,
+                                     body: ByteBuffer(string: #"{"photos": {"name": "my photo {seq}.jpg"}}"#)) { response in
+                #expect(response.status == .ok)
+            }
+            let name = try await client.execute(uri: "/v1/cameras/synth/snapshot", method: .post) { response in
+                #expect(response.status == .created)
+                return try #require(try json(response.body)["name"] as? String)
+            }
+            #expect(name.contains(" "))
+            let encoded = name.replacingOccurrences(of: " ", with: "%20")
+            try await client.execute(uri: "/v1/photos/\(encoded)", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "image/jpeg")
+            }
+            // Decoded once: "%2520" is a literal "%20", which no photo has.
+            try await client.execute(uri: "/v1/photos/\(name.replacingOccurrences(of: " ", with: "%2520"))", method: .get) { response in
+                #expect(response.status == .notFound)
+            }
+            // Decoded names meet the same rules: no '/', no NUL, no "..", valid UTF-8.
+            for bad in ["..%2Fcamd.toml.jpg", "%2Fetc%2Fpasswd", "a%00b.jpg", "%2E%2E", "%ff%fe.jpg", "100%.jpg"] {
+                for method in [HTTPRequest.Method.get, .delete] {
+                    try await client.execute(uri: "/v1/photos/\(bad)", method: method) { response in
+                        #expect(response.status == .badRequest, "\(method) \(bad)")
+                        let code = try errorCode(response.body)
+                        #expect(code == "invalid_name", "\(method) \(bad)")
+                    }
+                }
+            }
+            try await client.execute(uri: "/v1/photos/\(encoded)", method: .delete) { response in
+                #expect(response.status == .noContent)
+            }
+            try await client.execute(uri: "/v1/photos/\(encoded)", method: .get) { response in
+                #expect(response.status == .notFound)
+            }
+        }
+        await cameras.sessions[0].stop()
+    }
 }
