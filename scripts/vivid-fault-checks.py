@@ -190,6 +190,19 @@ check("dropped and flagged buffers are counted", s["frames_dropped"] > dropped_b
       f"dropped {dropped_before} → {s['frames_dropped']}, captured {s['frames_captured']}")
 check("snapshots stay whole JPEGs while buffers are dropped and flagged", code == 200 and jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9")
 
+# A stalled device: vivid drops every buffer, so DQBUF never returns one. camd must
+# call it an error after its bound (5 s at 25 fps), not hang, and resume by itself.
+before = status()["errors"]
+ctl("percentage_of_dropped_buffers=100")
+t0 = time.time()
+stalled = wait_for(lambda: status()["errors"] > before, 30, 0.2)
+took = time.time() - t0
+reason = status().get("last_error") or ""
+ctl("percentage_of_dropped_buffers=0")
+back = wait_for(lambda: status()["state"] == "running", 60)
+check("a stalled device (every buffer dropped) is an error within 10 s that says so, and capture resumes",
+      stalled and took < 10 and "no frame" in reason and back, f"{took:.1f} s: {reason}")
+
 # ---------------------------------------------------------------- busy camera
 call("POST", "/v1/cameras/vivid/stop")
 holder = subprocess.Popen(["v4l2-ctl", "-d", "/dev/video0", "--stream-mmap", "--stream-count=100000", "--stream-to=/dev/null"],

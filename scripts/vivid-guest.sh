@@ -246,11 +246,14 @@ fi
 
 # e. load on the real driver (issue 3): stream clients, waves of concurrent status and
 # snapshot requests, clients hanging up mid-frame. Smaller than the host run of
-# scripts/stress/load.py: the guest is emulated and its Python clients are slow.
+# scripts/stress/load.py: the guest is emulated, and there the debug build encodes
+# about 2 frames a second (a 640x480 frame takes ~1 ms in a release build on the
+# host), so stream clients ask for 1 fps. Capture rate, answers, memory and fds are
+# checked as on the host; delivered rates are measured there and by scripts/bench.
 if [ -f "$REPO/scripts/stress/load.py" ]; then
     run_checks load-checks 50-load-checks.log "${CAMD_VIVID_LOAD_TIMEOUT:-600}" \
         "$PY" "$REPO/scripts/stress/load.py" --camd "$REPO/.build/debug/camd" --device /dev/video0 \
-        --size 640x480 --fps 25 --clients 10 --stream-fps 5 --requests 20 --seconds 15 \
+        --size 640x480 --fps 25 --clients 10 --stream-fps 1 --requests 20 --seconds 15 \
         --phases load,midframe --midframe 30 --timeout 60
 fi
 
