@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""Runs INSIDE the throwaway VM started by scripts/bench/vm-compare (as root).
+
+    python3 vm-compare-guest.py --out DIR --camd PATH --camctl PATH [--runs N] [--snapshots N] [--window S]
+
+camd vs µStreamer and camctl vs fswebcam on vivid's /dev/video0 at 640x480
+YUYV, 25 fps, quality 85. DIR is the VM's writable share: only results go
+there (vm-compare.txt, vm-compare.json, logs); sockets, configs and JPEGs live
+in the guest's own /run/bench. Every step is bounded in time.
+"""
+import argparse
+import http.client
+import json
+import os
+import re
+import selectors
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "stress"))
+import daemon as bench  # noqa: E402  (scripts/bench/daemon.py: CPU, percentiles, stream phase)
+import stresslib  # noqa: E402
+from stresslib import Camd, call, camera_status  # noqa: E402
+
+DEV = "/dev/video0"
+SIZE, FORMAT, FPS, QUALITY, SKIP = "640x480", "YUYV", 25, 85, 5
+WORK = "/run/bench"
+PORT = 8080
+T0 = time.time()
+
+
+def log(msg):
+    print(f"[guest +{time.time() - T0:.0f}s] {msg}", flush=True)
+
+
+def run(cmd, timeout=60):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def device_fps():
+    """The frame rate vivid is set to now (what the last tool asked with S_PARM)."""
+    out = run(["v4l2-ctl", "-d", DEV, "--get-parm"]).stdout
+    m = re.search(r"Frames per second:\s*([\d.]+)", out)
+    return float(m.group(1)) if m else None
+
+
+def reset_fps():
+    """Back to 5 fps, so the next tool's rate shows whether it asked for 25."""
+    run(["v4l2-ctl", "-d", DEV, "--set-parm=5"])
+
+
+def load_vivid():
+    run(["modprobe", "vivid", "n_devs=1"])
+    run(["udevadm", "settle", "--timeout=60"], timeout=90)
+    for _ in range(100):
+        if os.path.exists(DEV):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+# ---------------------------------------------------------------- camd
+
+def camd_phase(args):
+    camd = Camd(binary=args.camd, workdir=f"{WORK}/camd", size=SIZE, fps=FPS, camera_id="vivid", log_level="warning")
+    with open(camd.config, "w") as f:  # the same scratch config as stresslib's, on vivid instead of testsrc
+        f.write(f'[daemon]\nsocket = "{camd.sock}"\nsocket_group = ""\nphoto_folder = "{camd.photos}"\n'
+                f'log_level = "warning"\n\n[[camera]]\nid = "vivid"\ndevice = "{DEV}"\nformat = "{FORMAT}"\n'
+                f'size = "{SIZE}"\nfps = {FPS}\nquality = {QUALITY}\n')
+    reset_fps()
+    out = {}
+    try:
+        camd.start(timeout=90)
+        time.sleep(3)
+        st = camera_status(camd.sock, "vivid")
+        out["status"] = {k: st.get(k) for k in ("format", "size", "configured_fps", "measured_fps", "quality")}
+        out["device_fps"] = device_fps()
+        log(f"camd running: {out['status']}, vivid at {out['device_fps']} fps")
+        out["idle"] = bench.idle_phase(camd, args.idle)
+        log(f"camd idle: {out['idle']['cpu_pct']:.1f}% CPU, {out['idle']['encoded']} frames encoded")
+        out["snap"] = bench.snapshot_phase(camd, args.snapshots, "spaced")
+        out["snap_b2b"] = bench.snapshot_phase(camd, args.snapshots, "b2b")
+        log(f"camd snapshots: p50 {out['snap']['p50']:.1f} ms p99 {out['snap']['p99']:.1f} ms, errors {out['snap']['errors']}")
+        s = bench.stream_phase(camd, 1, args.window)
+        s.pop("mem", None)
+        s.pop("hwm", None)
+        out["stream"] = s
+        out["measured_fps_after"] = camera_status(camd.sock, "vivid").get("measured_fps")
+        log(f"camd stream: {s['encoded']} encoded, {s['delivered']} delivered in {s['wall']:.1f} s, CPU {s['cpu']:.2f} s")
+    finally:
+        code, secs = camd.stop()
+        out["exit"] = code
+        with open(os.path.join(args.out, "camd.log"), "w") as f:
+            f.write(camd.tail(200))
+    return out
+
+
+# ---------------------------------------------------------------- µStreamer
+
+def ustreamer_state():
+    conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=5)
+    try:
+        conn.request("GET", "/state")
+        return json.loads(conn.getresponse().read())["result"]
+    finally:
+        conn.close()
+
+
+def ustreamer_snapshots(n, gap, warmup=5):
+    """Like daemon.py's snapshot_phase: `gap` 0.1 s (spaced) or 0 (back to back)."""
+    times, errors, sizes, ages, first_headers = [], 0, [], [], {}
+    for i in range(n + warmup):
+        if gap:
+            time.sleep(gap)
+        t = time.perf_counter()
+        conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=10)
+        try:
+            conn.request("GET", "/snapshot")
+            r = conn.getresponse()
+            body = r.read()
+            done = time.monotonic()
+            ok = r.status == 200 and body.startswith(b"\xff\xd8")
+            headers = dict(r.getheaders())
+            if i == 0:
+                first_headers = headers
+            # µStreamer's grab time is CLOCK_MONOTONIC (get_now_monotonic), like time.monotonic()
+            grab = next((v for k, v in headers.items() if "grab" in k.lower()), None)
+            if ok and grab and i >= warmup:
+                ages.append((done - float(grab)) * 1000)
+        except OSError:
+            ok, body = False, b""
+        finally:
+            conn.close()
+        dt = (time.perf_counter() - t) * 1000
+        if i < warmup:
+            continue
+        if ok:
+            times.append(dt)
+            sizes.append(len(body))
+        else:
+            errors += 1
+    return {"n": len(times), "errors": errors, "p50": bench.percentile(times, 50), "p99": bench.percentile(times, 99),
+            "min": min(times, default=float("nan")), "max": max(times, default=float("nan")),
+            "mean_bytes": sum(sizes) / len(sizes) if sizes else 0,
+            "age_p50": bench.percentile(ages, 50), "age_p99": bench.percentile(ages, 99), "headers": first_headers}
+
+
+class MultipartCounter:
+    """Counts parts of a multipart/x-mixed-replace stream by its boundary, without decoding."""
+
+    def __init__(self):
+        self.head = b""
+        self.marker = None
+        self.tail = b""
+        self.parts = 0
+
+    def feed(self, data):
+        if self.marker is None:
+            self.head += data
+            end = self.head.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            m = re.search(rb"boundary=\"?([^\";\r\n]+)", self.head[:end])
+            self.marker = b"--" + (m.group(1) if m else b"boundarydonotcross")
+            data, self.head = self.head[end + 4:], b""
+        buf = self.tail + data
+        self.parts += buf.count(self.marker)
+        self.tail = buf[-(len(self.marker) - 1):]
+
+
+def ustreamer_stream(pid, window, warmup=3.0):
+    counter = MultipartCounter()
+    stop = threading.Event()
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    s.sendall(b"GET /stream HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    s.settimeout(0.5)
+
+    def reader():
+        while not stop.is_set():
+            try:
+                data = s.recv(1 << 18)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            if not data:
+                return
+            counter.feed(data)
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    try:
+        time.sleep(warmup)
+        p0, c0, t0 = counter.parts, bench.cpu_seconds(pid), time.time()
+        fps_samples = []
+        end = t0 + window
+        while time.time() < end:
+            time.sleep(min(2.0, max(0.0, end - time.time())))
+            try:
+                st = ustreamer_state()
+                fps_samples.append(st["source"]["captured_fps"])
+            except (OSError, KeyError, ValueError):
+                pass
+        p1, c1, t1 = counter.parts, bench.cpu_seconds(pid), time.time()
+    finally:
+        stop.set()
+        t.join(5)
+        s.close()
+    wall, frames, cpu = t1 - t0, p1 - p0, c1 - c0
+    mean_fps = statistics.mean(fps_samples) if fps_samples else float("nan")
+    return {"wall": wall, "cpu": cpu, "delivered": frames, "captured_fps_state": mean_fps,
+            "frames_from_state": mean_fps * wall, "encoded": frames,
+            "cpu_per_encoded_ms": cpu / frames * 1000 if frames else float("nan")}
+
+
+def ustreamer_phase(args):
+    reset_fps()
+    cmd = ["ustreamer", "-d", DEV, "-r", SIZE, "-m", FORMAT, "-f", str(FPS), "-q", str(QUALITY),
+           "-s", "127.0.0.1", "-p", str(PORT), "--exit-on-parent-death"]
+    logf = open(os.path.join(args.out, "ustreamer.log"), "w")
+    proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    out = {"command": " ".join(cmd)}
+    try:
+        deadline = time.time() + 60
+        st = None
+        while time.time() < deadline:
+            try:
+                st = ustreamer_state()
+                if st["source"]["online"] and st["source"]["captured_fps"] > 0:
+                    break
+            except (OSError, KeyError, ValueError):
+                pass
+            time.sleep(0.5)
+        time.sleep(3)
+        st = ustreamer_state()
+        out["state"] = st
+        out["device_fps"] = device_fps()
+        log(f"ustreamer running: captured_fps {st['source']['captured_fps']}, encoder {st.get('encoder')}, vivid at {out['device_fps']} fps")
+        c0, t0 = bench.cpu_seconds(proc.pid), time.time()
+        time.sleep(args.idle)
+        out["idle"] = {"cpu_pct": (bench.cpu_seconds(proc.pid) - c0) / (time.time() - t0) * 100,
+                       "captured_fps": ustreamer_state()["source"]["captured_fps"]}
+        log(f"ustreamer idle: {out['idle']['cpu_pct']:.1f}% CPU")
+        c0 = bench.cpu_seconds(proc.pid)
+        out["snap"] = ustreamer_snapshots(args.snapshots, 0.1)
+        out["snap_b2b"] = ustreamer_snapshots(args.snapshots, 0.0)
+        out["snap"]["cpu_per_request_ms"] = (bench.cpu_seconds(proc.pid) - c0) / max(out["snap"]["n"], 1) * 1000
+        log(f"ustreamer snapshots: p50 {out['snap']['p50']:.1f} ms p99 {out['snap']['p99']:.1f} ms, errors {out['snap']['errors']}")
+        out["stream"] = ustreamer_stream(proc.pid, args.window)
+        s = out["stream"]
+        log(f"ustreamer stream: {s['delivered']} delivered in {s['wall']:.1f} s (state says {s['frames_from_state']:.0f}), CPU {s['cpu']:.2f} s")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        logf.close()
+    return out
+
+
+# ---------------------------------------------------------------- cold one-shot snapshots
+
+def jpeg_size(path):
+    try:
+        from PIL import Image
+        with Image.open(path) as im:
+            return f"{im.format} {im.width}x{im.height}"
+    except Exception as e:  # noqa: BLE001 - reported, not fatal
+        return f"unreadable: {e}"
+
+
+def cold_phase(args):
+    tools = {
+        "camctl": [args.camctl, "snapshot", "--no-daemon", "-d", DEV, "--size", SIZE, "--format", FORMAT,
+                   "--fps", str(FPS), "--quality", str(QUALITY), "--skip", str(SKIP), "-o", f"{WORK}/camctl.jpg"],
+        "fswebcam": ["fswebcam", "-d", DEV, "-r", SIZE, "-p", FORMAT, "--fps", str(FPS), "-S", str(SKIP), "-F", "1",
+                     "--jpeg", str(QUALITY), "--no-banner", f"{WORK}/fswebcam.jpg"],
+    }
+    out = {name: {"command": " ".join(cmd), "times": [], "fps_set": [], "fails": 0} for name, cmd in tools.items()}
+    for name, cmd in tools.items():  # untimed warm-up: loads the binaries and libraries into the page cache
+        run(cmd, timeout=60)
+    for i in range(args.runs):
+        order = list(tools.items()) if i % 2 == 0 else list(reversed(tools.items()))
+        for name, cmd in order:
+            reset_fps()
+            t = time.perf_counter()
+            r = run(cmd, timeout=60)
+            dt = time.perf_counter() - t
+            out[name]["fps_set"].append(device_fps())
+            if r.returncode != 0:
+                out[name]["fails"] += 1
+                out[name]["last_error"] = (r.stderr or r.stdout)[-400:]
+                continue
+            out[name]["times"].append(dt * 1000)
+            out[name]["stderr"] = r.stderr[-600:]
+    for name in tools:
+        t = out[name]["times"]
+        out[name]["median"] = statistics.median(t) if t else float("nan")
+        out[name]["min"] = min(t, default=float("nan"))
+        out[name]["max"] = max(t, default=float("nan"))
+        out[name]["output"] = jpeg_size(f"{WORK}/{name}.jpg")
+        log(f"{name} cold: median {out[name]['median']:.0f} ms over {len(t)} runs, fails {out[name]['fails']}, "
+            f"vivid left at {sorted(set(out[name]['fps_set']))} fps, output {out[name]['output']}")
+    return out
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--camd", required=True)
+    ap.add_argument("--camctl", required=True)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--snapshots", type=int, default=100)
+    ap.add_argument("--window", type=float, default=20)
+    ap.add_argument("--idle", type=float, default=10)
+    args = ap.parse_args()
+    os.makedirs(WORK, exist_ok=True)
+    os.chdir(WORK)
+    res = {"guest": f"{os.cpu_count()} vCPU(s), kernel {os.uname().release}, QEMU TCG (emulated)",
+           "ustreamer": run(["ustreamer", "--version"]).stdout.strip(),
+           "fswebcam": (run(["fswebcam", "--version"]).stdout or run(["fswebcam", "--version"]).stderr).splitlines()[0]}
+    try:
+        if not load_vivid():
+            raise RuntimeError("vivid did not create /dev/video0")
+        log(f"vivid loaded; {res['guest']}")
+        for b in (args.camd, args.camctl):  # the first start of a Swift binary loads its runtime over 9p: do it untimed
+            run([b, "--help"], timeout=120)
+        res["camd"] = camd_phase(args)
+        res["ustreamer_run"] = ustreamer_phase(args)
+        res["cold"] = cold_phase(args)
+        res["load_end"] = stresslib.loadavg()
+    except Exception as e:  # noqa: BLE001 - the host must hear about any failure through the share
+        import traceback
+        res["error"] = traceback.format_exc()
+        log(f"FAILED: {e}")
+    with open(os.path.join(args.out, "vm-compare.json"), "w") as f:
+        json.dump(res, f, indent=1, default=str)
+    with open(os.path.join(args.out, "vm-compare.txt"), "w") as f:
+        f.write(report(res))
+    os.sync()
+    return 0
+
+
+def report(res):
+    lines = [f"== camd vs µStreamer / camctl vs fswebcam on vivid ({SIZE} {FORMAT}, {FPS} fps, quality {QUALITY})",
+             f"guest: {res['guest']}; µStreamer {res.get('ustreamer')}; {res.get('fswebcam')}"]
+    if "error" in res:
+        lines += ["ERROR:", res["error"]]
+    c, u = res.get("camd"), res.get("ustreamer_run")
+    if c and u and "stream" in c and "stream" in u:
+        cs, us = c["snap"], u["snap"]
+        ccpu, ucpu = c["stream"]["cpu_per_encoded_ms"] / 10, u["stream"]["cpu_per_encoded_ms"] / 10
+        lines += [
+            "",
+            f"frame rate: camd configured {c['status']['configured_fps']}, measured {c['status']['measured_fps']:.1f} "
+            f"(during the stream {c['stream']['captured_fps']:.1f} captured/s, {c['stream']['encoded_fps']:.1f} encoded/s); "
+            f"µStreamer captured_fps {u['state']['source']['captured_fps']} ({u['stream']['captured_fps_state']:.1f} mean over the window, "
+            f"{u['stream']['delivered'] / u['stream']['wall']:.1f} frames/s on /stream); vivid's S_PARM rate: camd {c['device_fps']}, µStreamer {u['device_fps']}",
+            "",
+            f"{'figure':<44} {'camd':>10} {'µStreamer':>10} {'camd/µS':>8}",
+            "snapshots: sequential, one connection each; spaced = 0.1 s apart (camd must encode a fresh frame each time)",
+            f"{'snapshot latency p50, spaced, ms':<44} {cs['p50']:>10.1f} {us['p50']:>10.1f} {cs['p50'] / us['p50']:>8.2f}",
+            f"{'snapshot latency p99, spaced, ms':<44} {cs['p99']:>10.1f} {us['p99']:>10.1f} {cs['p99'] / us['p99']:>8.2f}",
+            f"{'snapshot latency p50, back to back, ms':<44} {c['snap_b2b']['p50']:>10.1f} {u['snap_b2b']['p50']:>10.1f} "
+            f"{c['snap_b2b']['p50'] / u['snap_b2b']['p50']:>8.2f}",
+            f"{'snapshot latency p99, back to back, ms':<44} {c['snap_b2b']['p99']:>10.1f} {u['snap_b2b']['p99']:>10.1f} "
+            f"{c['snap_b2b']['p99'] / u['snap_b2b']['p99']:>8.2f}",
+            f"{'frame age at answer p50, spaced, ms':<44} {cs['age_p50']:>10.1f} {us['age_p50']:>10.1f} "
+            f"{cs['age_p50'] / us['age_p50']:>8.2f}",
+            f"{'frame age at answer p50, back to back, ms':<44} {c['snap_b2b']['age_p50']:>10.1f} {u['snap_b2b']['age_p50']:>10.1f} "
+            f"{c['snap_b2b']['age_p50'] / u['snap_b2b']['age_p50']:>8.2f}",
+            f"{'snapshots answered / errors (spaced)':<44} {cs['n']:>6}/{cs['errors']:<3} {us['n']:>6}/{us['errors']:<3}",
+            f"{'CPU s per 100 frames captured+encoded':<44} {ccpu:>10.3f} {ucpu:>10.3f} {ccpu / ucpu:>8.2f}",
+            f"{'  (frames counted in the window)':<44} {c['stream']['encoded']:>10} {u['stream']['encoded']:>10}",
+            f"{'CPU % of a core, running, no client':<44} {c['idle']['cpu_pct']:>10.1f} {u['idle']['cpu_pct']:>10.1f} "
+            f"{c['idle']['cpu_pct'] / u['idle']['cpu_pct'] if u['idle']['cpu_pct'] else float('nan'):>8.2f}",
+        ]
+    cold = res.get("cold")
+    if cold:
+        a, b = cold["camctl"], cold["fswebcam"]
+        lines += [
+            "",
+            f"cold one-shot snapshot (open, set format and fps, skip {SKIP}, capture, encode, write), {len(a['times'])}+{len(b['times'])} runs",
+            f"{'':<30} {'camctl':>10} {'fswebcam':>10} {'camctl/fsw':>10}",
+            f"{'wall ms, median':<30} {a['median']:>10.0f} {b['median']:>10.0f} {a['median'] / b['median']:>10.2f}",
+            f"{'wall ms, min':<30} {a['min']:>10.0f} {b['min']:>10.0f} {a['min'] / b['min']:>10.2f}",
+            f"{'wall ms, max':<30} {a['max']:>10.0f} {b['max']:>10.0f}",
+            f"{'failures':<30} {a['fails']:>10} {b['fails']:>10}",
+            f"{'fps vivid was left at':<30} {str(sorted(set(a['fps_set']))):>10} {str(sorted(set(b['fps_set']))):>10}",
+            f"{'output':<30} {a['output']:>10} | {b['output']}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
