@@ -65,7 +65,7 @@ public actor CaptureSession {
         let (events, sink) = AsyncStream.makeStream(of: CaptureEvent.self)
         let worker = CaptureWorker(settings: settings, hub: hub, open: openSource) { sink.yield($0) }
         self.worker = worker
-        EncoderWorker(id: id, hub: hub, quality: settings.quality, epoch: epoch).start()
+        EncoderWorker(id: id, hub: hub, quality: settings.quality, epoch: epoch, image: settings.image).start()
         worker.start()
         Task { [weak self] in
             for await event in events {
@@ -117,7 +117,14 @@ public actor CaptureSession {
         let failure = reason ?? "the camera failed"
         logger.warning("the new settings failed (\(failure)); restarting with the previous ones")
         settings = previous
-        let restored = await start(onDemand: onDemand)
+        // The failed attempt's worker may still be winding down (or retrying): stop it
+        // first, or start() would take it for a running camera and do nothing.
+        if worker != nil {
+            await restartKeepingStreams(onDemand: onDemand)
+        } else {
+            await start(onDemand: onDemand)
+        }
+        let restored = status()
         throw .invalidSettings("the camera cannot run with these settings: \(failure). It was restarted with its previous settings"
                                + (restored.state == .running ? "." : " and is \(restored.state.rawValue)."))
     }
@@ -371,7 +378,9 @@ public actor CaptureSession {
     private func waitUntilSettled(timeout: Duration) async {
         guard state == .starting else { return }
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            // Cancelled when the camera settled first: then it must not settle again, or it
+            // would wake the next start's waiters early (a rollback returned still starting).
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
             await self?.settle()
         }
         await withCheckedContinuation { settleWaiters.append($0) }
