@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "Client", dependencies: ["VideoCore"], swiftSettings: strict),
         // The daemon's wiring that tests reach: configuration, systemd, services.
         .target(name: "Daemon", dependencies: [
-            "CaptureSession", "ControlAPI", "V4L2", "CSystemd", "CV4L2",
+            "CaptureSession", "ControlAPI", "V4L2", "JPEG", "CSystemd", "CV4L2",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -85,15 +85,17 @@ let package = Package(
         .testTarget(name: "VideoCoreTests", dependencies: ["VideoCore"], swiftSettings: strict),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CV4L2"], swiftSettings: strict),
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "CTurboJPEG"], swiftSettings: strict),
-        .testTarget(name: "CaptureSessionTests", dependencies: ["CaptureSession"], swiftSettings: strict),
+        // What several test targets share: reading camd's EXIF back.
+        .target(name: "CamdTestSupport", path: "Tests/CamdTestSupport", swiftSettings: strict),
+        .testTarget(name: "CaptureSessionTests", dependencies: ["CaptureSession", "CamdTestSupport"], swiftSettings: strict),
         .testTarget(name: "ControlAPITests", dependencies: [
-            "ControlAPI", "CaptureSession", "JPEG", "VideoCore",
+            "ControlAPI", "CaptureSession", "JPEG", "VideoCore", "CamdTestSupport",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ], swiftSettings: strict),
         .testTarget(name: "ClientTests", dependencies: ["Client"], swiftSettings: strict),
         .testTarget(name: "DaemonTests", dependencies: [
-            "Daemon", "CaptureSession", "ControlAPI", "VideoCore",
+            "Daemon", "CaptureSession", "ControlAPI", "JPEG", "VideoCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),

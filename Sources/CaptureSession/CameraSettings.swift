@@ -1,3 +1,4 @@
+import JPEG
 import V4L2
 import VideoCore
 
@@ -19,10 +20,14 @@ public struct CameraSettings: Sendable, Hashable {
     /// After a snapshot started an idle camera, stop it again after this long without use.
     public var idleStopSeconds: Double
     public var photos: PhotoSettings
+    /// What snapshots and saved photos look like when a request does not say (`[camera.image]`).
+    public var image: ImageSettings
+    /// Where the camera stands, written into the GPS IFD of every saved photo (`location`); nil for none.
+    public var location: EXIF.GPSPosition?
 
     public init(id: String, device: String? = nil, format: PixelFormat? = nil, size: FrameSize? = nil, fps: Double? = nil,
                 quality: Int = 85, controls: [String: String] = [:], autostart: Bool = true, idleStopSeconds: Double = 30,
-                photos: PhotoSettings = PhotoSettings()) {
+                photos: PhotoSettings = PhotoSettings(), image: ImageSettings = ImageSettings(), location: EXIF.GPSPosition? = nil) {
         self.id = id
         self.device = device
         self.format = format
@@ -33,6 +38,8 @@ public struct CameraSettings: Sendable, Hashable {
         self.autostart = autostart
         self.idleStopSeconds = idleStopSeconds
         self.photos = photos
+        self.image = image
+        self.location = location
     }
 
     /// What to ask the device for.

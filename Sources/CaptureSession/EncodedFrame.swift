@@ -14,9 +14,15 @@ public struct EncodedFrame: Sendable {
     public var sourceFormat: PixelFormat
     /// How long encoding took, in seconds (0 for MJPEG passed through).
     public var encodeSeconds: Double
+    /// The live stream's copy with the configured overlay drawn in (`stream_overlay`),
+    /// made once per frame for every stream client; nil when the stream shows `jpeg` itself.
+    public var streamJPEG: [UInt8]?
+
+    /// What a live stream client is sent.
+    public var jpegForStream: [UInt8] { streamJPEG ?? jpeg }
 
     public init(jpeg: [UInt8], sequence: UInt32, captureTime: Double, monotonicTime: Double, size: FrameSize,
-                sourceFormat: PixelFormat, encodeSeconds: Double) {
+                sourceFormat: PixelFormat, encodeSeconds: Double, streamJPEG: [UInt8]? = nil) {
         self.jpeg = jpeg
         self.sequence = sequence
         self.captureTime = captureTime
@@ -24,5 +30,6 @@ public struct EncodedFrame: Sendable {
         self.size = size
         self.sourceFormat = sourceFormat
         self.encodeSeconds = encodeSeconds
+        self.streamJPEG = streamJPEG
     }
 }

@@ -35,14 +35,16 @@ public struct IntervalCapture: Sendable {
     func saveOne(_ settings: CameraSettings) async {
         guard let frame = try? await session.snapshot() else { return }
         let card = await session.status().card
-        let jpeg = EXIF(captureTime: frame.captureTime, make: card, model: card,
-                        pixelWidth: frame.size.width, pixelHeight: frame.size.height).inserted(into: frame.jpeg)
         do {
+            // The camera's image defaults and location apply to timelapse photos as to POST snapshot.
+            let (jpeg, size) = try await settings.image.render(frame.jpeg, size: frame.size, captureTime: frame.captureTime,
+                                                               camera: session.id, card: card, sequence: UInt64(frame.sequence),
+                                                               quality: settings.quality, location: settings.location)
             _ = try await photos.save(jpeg, camera: session.id, settings: settings.photos, captureTime: frame.captureTime,
-                                      sequence: frame.sequence, width: frame.size.width, height: frame.size.height)
+                                      sequence: frame.sequence, width: size.width, height: size.height)
             await session.recordPhotoSave(error: nil)
         } catch {
-            await session.recordPhotoSave(error: error.description)
+            await session.recordPhotoSave(error: String(describing: error))
         }
     }
 }

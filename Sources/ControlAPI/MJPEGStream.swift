@@ -19,14 +19,20 @@ enum MJPEGStream {
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             var thinner = FrameThinner(fps: maxFPS)
             for await frame in frames where thinner.admits(frame.monotonicTime) {
-                var part = ByteBuffer()
-                part.writeString("--\(boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.jpeg.count)\r\n")
-                part.writeString("X-Frame-Sequence: \(frame.sequence)\r\nX-Capture-Time: \(frame.captureTime)\r\n\r\n")
-                part.writeBytes(frame.jpeg)
-                part.writeString("\r\n")
-                try await writer.write(part)
+                try await writer.write(Self.part(frame))
             }
             try await writer.finish(nil)
         })
+    }
+
+    /// One part of the stream: the frame's stream copy (with the configured overlay, if any).
+    static func part(_ frame: EncodedFrame) -> ByteBuffer {
+        let jpeg = frame.jpegForStream
+        var part = ByteBuffer()
+        part.writeString("--\(boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(jpeg.count)\r\n")
+        part.writeString("X-Frame-Sequence: \(frame.sequence)\r\nX-Capture-Time: \(frame.captureTime)\r\n\r\n")
+        part.writeBytes(jpeg)
+        part.writeString("\r\n")
+        return part
     }
 }

@@ -1,19 +1,25 @@
 import CaptureSession
 import Hummingbird
 import JPEG
+import VideoCore
 
 /// What a snapshot or photo request asks to be done to the image: geometry
-/// (size, fit, crop, rotation, flip) and a text overlay, from the query string.
+/// (size, fit, crop, rotation, flip) and a text overlay, from the query string,
+/// on top of the camera's configured defaults (`[camera.image]`).
 struct RenderRequest: Sendable {
-    var geometry: Geometry
+    /// The defaults with the query's values put over them, key by key.
+    var image: ImageSettings
+
+    var geometry: Geometry { image.geometry }
     /// A strftime-style template (`%Y-%m-%d %H:%M:%S {camera}`), drawn in `corner`.
-    var overlay: String?
-    var corner: TextOverlay.Corner
+    var overlay: String? { image.overlay }
+    var corner: TextOverlay.Corner { image.overlayCorner }
 
     static let overlayParameters: Set<String> = ["overlay", "overlay_corner"]
 
     /// Parses the query, refusing parameters this endpoint does not know (`allowed` adds its own).
-    init(_ request: Request, allowing allowed: Set<String> = []) throws {
+    /// A parameter given replaces the same key of `defaults`; `overlay=` (empty) turns a configured overlay off.
+    init(_ request: Request, allowing allowed: Set<String> = [], defaults: ImageSettings = ImageSettings()) throws {
         var query: [String: String] = [:]
         for (key, value) in request.uri.queryParameters {
             let name = String(key)
@@ -23,41 +29,39 @@ struct RenderRequest: Sendable {
             }
             query[name] = String(value)
         }
-        do {
-            geometry = try Geometry.parse(query: query.filter { Geometry.parameterNames.contains($0.key) })
-            corner = try query["overlay_corner"].map { try TextOverlay.Corner(parsing: $0) } ?? .bottomLeft
-        } catch let error as ImageError {
+        image = defaults
+        do throws(ImageError) {
+            image.geometry = try Geometry.parse(query: query.filter { Geometry.parameterNames.contains($0.key) }, defaults: defaults.geometry)
+            if let text = query["overlay_corner"] { image.overlayCorner = try TextOverlay.Corner(parsing: text) }
+        } catch {
             throw APIError(error)
         }
-        overlay = query["overlay"].flatMap { $0.isEmpty ? nil : $0 }
-        if let overlay, overlay.utf8.count > 200 {
-            throw APIError.badRequest("overlay must be at most 200 characters", code: "bad_parameter")
+        if let text = query["overlay"] { image.overlay = text.isEmpty ? nil : text }
+        if let overlay, overlay.utf8.count > ImageSettings.overlayLimit {
+            throw APIError.badRequest("overlay must be at most \(ImageSettings.overlayLimit) characters", code: "bad_parameter")
         }
     }
 
     /// Whether the image is served as captured.
-    var isIdentity: Bool { !geometry.changesPixels && overlay == nil && geometry.exifOrientation == nil }
+    var isIdentity: Bool { image.isIdentity }
 
-    /// Renders a JPEG off the event loop and tags it with EXIF (capture time, camera, orientation).
+    /// Renders a JPEG off the event loop and tags it with EXIF (capture time, camera, orientation, position).
     func apply(to jpeg: [UInt8], captureTime: Double, camera: String, card: String?, sequence: UInt64,
-               quality: Int) async throws -> [UInt8] {
-        var rendered = jpeg
-        if !isIdentity {
-            let geometry = self.geometry, corner = self.corner
-            let overlay = self.overlay.map {
-                TextOverlay(template: $0, time: captureTime, camera: camera, sequence: sequence, corner: corner)
-            }
-            do {
-                rendered = try await BlockingIO.run { () throws(ImageError) -> [UInt8] in
-                    try ImagePipeline().jpeg(jpeg: jpeg, geometry: geometry, overlay: overlay, quality: quality)
-                }
-            } catch {
-                throw APIError(error)
-            }
+               quality: Int, location: EXIF.GPSPosition? = nil) async throws -> [UInt8] {
+        let size = (try? JPEGDecoder().header(jpeg).size) ?? FrameSize(width: 0, height: 0)
+        return try await render(jpeg, size: size, captureTime: captureTime, camera: camera, card: card,
+                                sequence: sequence, quality: quality, location: location).jpeg
+    }
+
+    /// As `apply`, for a frame whose size is known; also returns the stored size of the result.
+    func render(_ jpeg: [UInt8], size: FrameSize, captureTime: Double, camera: String, card: String?, sequence: UInt64,
+                quality: Int, location: EXIF.GPSPosition? = nil) async throws -> (jpeg: [UInt8], size: FrameSize) {
+        do throws(ImageError) {
+            return try await image.render(jpeg, size: size, captureTime: captureTime, camera: camera, card: card,
+                                          sequence: sequence, quality: quality, location: location)
+        } catch {
+            throw APIError(error)
         }
-        var exif = EXIF(captureTime: captureTime, make: card, model: card)
-        exif.orientation = geometry.exifOrientation
-        return exif.inserted(into: rendered)
     }
 }
 

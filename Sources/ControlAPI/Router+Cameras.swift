@@ -41,7 +41,8 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     }
     v1.get("cameras/:id/snapshot") { request, context in
         let session = try camera(context, services)
-        let render = try RenderRequest(request, allowing: ["max_age_ms"])
+        let settings = await session.settings
+        let render = try RenderRequest(request, allowing: ["max_age_ms"], defaults: settings.image)
         let maxAge = try request.uri.queryParameters.get("max_age_ms").map { text -> Double in
             guard let ms = Double(text), ms >= 0, ms <= 3_600_000 else {
                 throw APIError.badRequest("max_age_ms must be a number of milliseconds from 0 to 3600000; got \"\(text)\"", code: "bad_parameter")
@@ -49,9 +50,9 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
             return ms / 1000
         }
         let frame = try await session.snapshot(maxAge: maxAge)
-        let jpeg = try await render.apply(to: frame.jpeg, captureTime: frame.captureTime, camera: session.id,
-                                          card: await session.status().card, sequence: UInt64(frame.sequence),
-                                          quality: await session.settings.quality)
+        let jpeg = try await render.render(frame.jpeg, size: frame.size, captureTime: frame.captureTime, camera: session.id,
+                                           card: await session.status().card, sequence: UInt64(frame.sequence),
+                                           quality: settings.quality, location: settings.location).jpeg
         var headers = frameHeaders(frame)
         headers[.contentType] = "image/jpeg"
         headers[.cacheControl] = "no-store"
@@ -59,14 +60,13 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     }
     v1.post("cameras/:id/snapshot") { request, context in
         let session = try camera(context, services)
-        let render = try RenderRequest(request)
+        let settings = await session.settings
+        let render = try RenderRequest(request, defaults: settings.image)
         await audit(request, context, services)
         let frame = try await session.snapshot()
-        let settings = await session.settings
-        let jpeg = try await render.apply(to: frame.jpeg, captureTime: frame.captureTime, camera: session.id,
-                                          card: await session.status().card, sequence: UInt64(frame.sequence),
-                                          quality: settings.quality)
-        let size = render.isIdentity ? frame.size : ((try? JPEGDecoder().header(jpeg).size) ?? frame.size)
+        let (jpeg, size) = try await render.render(frame.jpeg, size: frame.size, captureTime: frame.captureTime, camera: session.id,
+                                                   card: await session.status().card, sequence: UInt64(frame.sequence),
+                                                   quality: settings.quality, location: settings.location)
         do {
             let record = try await services.photos.save(jpeg, camera: session.id, settings: settings.photos,
                                                         captureTime: frame.captureTime, sequence: frame.sequence,

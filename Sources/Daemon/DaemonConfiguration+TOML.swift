@@ -1,4 +1,5 @@
 import CaptureSession
+import JPEG
 import TOMLKit
 import V4L2
 import VideoCore
@@ -41,8 +42,13 @@ extension DaemonConfiguration {
 extension DaemonConfiguration {
     static let daemonKeys = ["socket", "socket_mode", "socket_group", "read_only_group", "photo_folder", "log_level",
                              "tcp", "tcp_token", "shutdown_timeout", "idle_timeout"]
-    static let cameraKeys = ["id", "device", "format", "size", "fps", "quality", "autostart", "idle_stop", "controls", "photos"]
+    static let cameraKeys = ["id", "device", "format", "size", "fps", "quality", "autostart", "idle_stop", "controls", "photos",
+                             "image", "location"]
     static let photoKeys = ["interval", "name", "keep_count", "keep_bytes", "keep_age"]
+    /// The query parameters of the image endpoints, plus `stream_overlay`.
+    static let imageKeys = ["width", "height", "fit", "max", "crop", "rotate", "flip", "interpolation", "pad",
+                            "overlay", "overlay_corner", "stream_overlay"]
+    static let locationKeys = ["latitude", "longitude", "altitude"]
     static let namePlaceholders = ["camera", "date", "time", "ms", "seq"]
 
     /// One TOML table and where it sits ("", "daemon", "camera[2].photos").
@@ -64,6 +70,7 @@ extension DaemonConfiguration {
             for key in DaemonConfiguration.daemonKeys { hints[key] = "it belongs under [daemon]" }
             for key in DaemonConfiguration.cameraKeys { hints[key] = "it belongs in a [[camera]] table" }
             for key in DaemonConfiguration.photoKeys { hints[key] = "it belongs under [camera.photos], below a [[camera]] table" }
+            for key in DaemonConfiguration.imageKeys { hints[key] = "it belongs under [camera.image], below a [[camera]] table" }
             try checkKeys(root, known: ["daemon", "camera"], hints: hints)
 
             var configuration = DaemonConfiguration()
@@ -196,6 +203,8 @@ extension DaemonConfiguration {
         private func readCamera(_ camera: Section) throws(ConfigurationError) -> CameraSettings {
             var hints: [String: String] = [:]
             for key in DaemonConfiguration.photoKeys { hints[key] = "it belongs under [camera.photos]" }
+            for key in DaemonConfiguration.imageKeys { hints[key] = "it belongs under [camera.image]" }
+            for key in DaemonConfiguration.locationKeys { hints[key] = "it belongs in location = { latitude = ..., longitude = ... }" }
             for key in DaemonConfiguration.daemonKeys { hints[key] = "it belongs under [daemon]" }
             try checkKeys(camera, known: DaemonConfiguration.cameraKeys, hints: hints)
 
@@ -258,7 +267,110 @@ extension DaemonConfiguration {
                 }
                 settings.photos = try readPhotos(Section(path: camera.path("photos"), table: table))
             }
+
+            if let value = camera["image"] {
+                guard let table = value.table else {
+                    throw fail(.wrongType, camera.path("image"), "must be a table: write [camera.image] below the camera's keys; got \(describe(value))")
+                }
+                settings.image = try readImage(Section(path: camera.path("image"), table: table))
+            }
+
+            if let value = camera["location"] {
+                guard let table = value.table else {
+                    throw fail(.wrongType, camera.path("location"), "must be a table such as location = { latitude = 51.5007, longitude = -0.1246, altitude = 12 }; got \(describe(value))")
+                }
+                settings.location = try readLocation(Section(path: camera.path("location"), table: table))
+            }
             return settings
+        }
+
+        // MARK: [camera.image]
+
+        /// The image defaults, checked by the same code that checks query parameters, so
+        /// a value is accepted in the file exactly when it would be in a request.
+        private func readImage(_ image: Section) throws(ConfigurationError) -> ImageSettings {
+            var hints: [String: String] = [:]
+            for key in DaemonConfiguration.cameraKeys { hints[key] = "it belongs in the [[camera]] table itself, above [camera.image]" }
+            for key in DaemonConfiguration.photoKeys { hints[key] = "it belongs under [camera.photos]" }
+            try checkKeys(image, known: DaemonConfiguration.imageKeys, hints: hints)
+
+            let expected: [String: String] = [
+                "width": "a whole number of pixels from 1 to \(Geometry.maximumDimension)",
+                "height": "a whole number of pixels from 1 to \(Geometry.maximumDimension)",
+                "max": "a whole number of pixels from 1 to \(Geometry.maximumDimension)",
+                "rotate": "0, 90, 180 or 270, or \"exif\"",
+                "fit": "\"contain\", \"cover\" or \"stretch\"",
+                "crop": "\"x,y,w,h\" in pixels, such as \"0,0,640,480\" (or a list [0, 0, 640, 480])",
+                "flip": "\"h\", \"v\" or \"hv\"",
+                "interpolation": "\"nearest\", \"bilinear\" or \"area\"",
+                "pad": "a colour name such as \"black\" or six hex digits such as \"1a2b3c\"",
+            ]
+            var query: [String: String] = [:]
+            for name in Geometry.parameterNames {
+                guard let value = image[name] else { continue }
+                if let number = value.int, ["width", "height", "max", "rotate"].contains(name) {
+                    query[name] = String(number)
+                } else if let text = value.string {
+                    query[name] = text
+                } else if name == "crop", let list = value.array, list.count == 4, list.allSatisfy({ $0.int != nil }) {
+                    query[name] = (0..<4).map { String(list[$0].int!) }.joined(separator: ",")
+                } else {
+                    throw fail(.wrongType, image.path(name), "must be \(expected[name] ?? "a string"); got \(describe(value))")
+                }
+            }
+            var settings = ImageSettings()
+            let corner = try string(image, "overlay_corner", "\"top-left\", \"top-right\", \"bottom-left\" or \"bottom-right\"")
+            do throws(ImageError) {
+                settings.geometry = try Geometry.parse(query: query)
+                if let (text, _) = corner { settings.overlayCorner = try TextOverlay.Corner(parsing: text) }
+            } catch {
+                // The message starts with the parameter's name; the key path takes its place.
+                let name = error.parameter ?? "image"
+                var message = error.description
+                if message.hasPrefix("\(name) ") { message.removeFirst(name.count + 1) }
+                throw fail(.invalidValue, image.path(name), message)
+            }
+
+            let overlayExpected = "a text template of at most \(ImageSettings.overlayLimit) bytes, such as \"%Y-%m-%d %H:%M:%S {camera}\""
+            if let (template, value) = try string(image, "overlay", overlayExpected) {
+                guard template.utf8.count <= ImageSettings.overlayLimit else { throw invalid(image.path("overlay"), overlayExpected, value) }
+                settings.overlay = template.isEmpty ? nil : template
+            }
+            if let value = image["stream_overlay"] {
+                guard let flag = value.bool else {
+                    throw fail(.wrongType, image.path("stream_overlay"), "must be true or false; got \(describe(value))")
+                }
+                if flag, settings.overlay == nil {
+                    throw fail(.missingKey, image.path("stream_overlay"), "is true but there is no overlay to draw: add overlay = \"%Y-%m-%d %H:%M:%S\" to [camera.image], or set stream_overlay = false")
+                }
+                settings.streamOverlay = flag
+            }
+            return settings
+        }
+
+        // MARK: location
+
+        /// The camera's fixed position for the GPS tags of its photos.
+        private func readLocation(_ location: Section) throws(ConfigurationError) -> EXIF.GPSPosition {
+            try checkKeys(location, known: DaemonConfiguration.locationKeys, hints: [:])
+            let latitudeExpected = "degrees north from -90 to 90 (south is negative), such as 51.5007"
+            let longitudeExpected = "degrees east from -180 to 180 (west is negative), such as -0.1246"
+            guard let (latitude, latitudeValue) = try number(location, "latitude", latitudeExpected) else {
+                throw fail(.missingKey, location.path("latitude"), "is missing; a location needs both latitude and longitude, such as location = { latitude = 51.5007, longitude = -0.1246 }")
+            }
+            guard let (longitude, longitudeValue) = try number(location, "longitude", longitudeExpected) else {
+                throw fail(.missingKey, location.path("longitude"), "is missing; a location needs both latitude and longitude, such as location = { latitude = 51.5007, longitude = -0.1246 }")
+            }
+            guard (-90...90).contains(latitude) else { throw invalid(location.path("latitude"), latitudeExpected, latitudeValue) }
+            guard (-180...180).contains(longitude) else { throw invalid(location.path("longitude"), longitudeExpected, longitudeValue) }
+            let altitudeExpected = "metres above sea level (negative below), within ±100000"
+            let altitude = try number(location, "altitude", altitudeExpected)
+            if let (metres, value) = altitude, abs(metres) > 100_000 { throw invalid(location.path("altitude"), altitudeExpected, value) }
+            do {
+                return try EXIF.GPSPosition(latitude: latitude, longitude: longitude, altitude: altitude?.0)
+            } catch {
+                throw fail(.invalidValue, location.path(error.parameter ?? "latitude"), error.description)
+            }
         }
 
         private func readControls(_ controls: Section) throws(ConfigurationError) -> [String: String] {

@@ -31,6 +31,8 @@ public final class FrameEncoder {
     private let encoder: JPEGEncoder
     private var planes = YUVImage()
     private lazy var converter = LibV4LConverter()
+    /// Draws stream overlays on frames that were not converted to planes here (MJPEG, RGB).
+    private var pipeline: ImagePipeline?
 
     public static let defaultQuality = 85
 
@@ -46,6 +48,21 @@ public final class FrameEncoder {
             catch { result = .failure(error) }
         }
         return try result.get()
+    }
+
+    /// Encodes `frame`, and with an `overlay` also a copy with the text drawn in: the live
+    /// stream's picture, made once per frame for every stream client while the plain JPEG
+    /// stays for snapshots. Y'CbCr frames reuse the planes just converted; other formats
+    /// decode the JPEG just made. `overlaid` is nil without an overlay or when drawing failed.
+    public func encode(_ frame: Frame, overlay: TextOverlay?) throws(FrameEncodingError) -> (jpeg: [UInt8], overlaid: [UInt8]?) {
+        let jpeg = try encode(frame)
+        guard let overlay else { return (jpeg, nil) }
+        if !frame.layout.format.isJPEG, PlaneConversion.requiredBytes(frame.layout) != nil {
+            overlay.draw(into: &planes)  // `planes` holds this frame: `encode` just converted it
+            return (jpeg, try? encoder.compress(planes, quality: quality))
+        }
+        if pipeline == nil { pipeline = ImagePipeline() }
+        return (jpeg, try? pipeline!.jpeg(jpeg: jpeg, geometry: Geometry(), overlay: overlay, quality: quality))
     }
 
     public func encode(_ bytes: UnsafeRawBufferPointer, layout: FrameLayout) throws(FrameEncodingError) -> [UInt8] {

@@ -1,0 +1,64 @@
+import JPEG
+import VideoCore
+
+/// How a camera's images come out when a request says nothing else: the config
+/// file's `[camera.image]` table. Snapshots and saved photos (POST snapshot,
+/// timelapse) start from these; query parameters override them key by key.
+public struct ImageSettings: Sendable, Hashable {
+    /// Size, fit, crop, rotation, flip, interpolation and padding.
+    public var geometry: Geometry
+    /// A strftime-style overlay template (`%Y-%m-%d %H:%M:%S {camera}`); nil for no overlay.
+    public var overlay: String?
+    public var overlayCorner: TextOverlay.Corner
+    /// Also draw `overlay` on every frame of the live stream (once per frame, for all clients).
+    public var streamOverlay: Bool
+
+    /// The longest overlay template accepted, in bytes.
+    public static let overlayLimit = 200
+
+    public init(geometry: Geometry = Geometry(), overlay: String? = nil, overlayCorner: TextOverlay.Corner = .bottomLeft,
+                streamOverlay: Bool = false) {
+        self.geometry = geometry
+        self.overlay = overlay
+        self.overlayCorner = overlayCorner
+        self.streamOverlay = streamOverlay
+    }
+
+    /// Whether images are served exactly as captured (no pixels change, no orientation tag).
+    public var isIdentity: Bool { !geometry.changesPixels && overlay == nil && geometry.exifOrientation == nil }
+
+    /// The overlay for one frame, its template expanded; nil without a template.
+    public func textOverlay(time: Double, camera: String, sequence: UInt64) -> TextOverlay? {
+        overlay.map { TextOverlay(template: $0, time: time, camera: camera, sequence: sequence, corner: overlayCorner) }
+    }
+
+    /// The overlay the live stream draws, when `streamOverlay` asks for one.
+    public func streamTextOverlay(time: Double, camera: String, sequence: UInt64) -> TextOverlay? {
+        streamOverlay ? textOverlay(time: time, camera: camera, sequence: sequence) : nil
+    }
+
+    /// Renders a captured JPEG (off the caller's thread) and tags it with EXIF: capture
+    /// time, camera, orientation (`rotate=exif`), pixel size and, when given, the GPS position.
+    /// Returns the JPEG and its stored pixel size.
+    public func render(_ jpeg: [UInt8], size: FrameSize, captureTime: Double, camera: String, card: String?,
+                       sequence: UInt64, quality: Int, location: EXIF.GPSPosition? = nil) async throws(ImageError) -> (jpeg: [UInt8], size: FrameSize) {
+        var rendered = jpeg
+        var outputSize = size
+        if !isIdentity {
+            let geometry = self.geometry
+            let overlay = textOverlay(time: captureTime, camera: camera, sequence: sequence)
+            (rendered, outputSize) = try await BlockingIO.run { () throws(ImageError) -> ([UInt8], FrameSize) in
+                let pipeline = ImagePipeline()
+                let output = try pipeline.jpeg(jpeg: jpeg, geometry: geometry, overlay: overlay, quality: quality)
+                let full = pipeline.lastDecode?.fullSize ?? size
+                return (output, try geometry.outputSize(for: full))
+            }
+        }
+        let known = outputSize.width > 0 && outputSize.height > 0
+        var exif = EXIF(captureTime: captureTime, make: card, model: card,
+                        pixelWidth: known ? outputSize.width : nil, pixelHeight: known ? outputSize.height : nil)
+        exif.orientation = geometry.exifOrientation
+        exif.gps = location
+        return (exif.inserted(into: rendered), outputSize)
+    }
+}

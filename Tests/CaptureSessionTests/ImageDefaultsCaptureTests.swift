@@ -1,0 +1,113 @@
+import CamdTestSupport
+import CaptureSession
+import Foundation
+import JPEG
+import Testing
+import VideoCore
+
+/// A camera's `[camera.image]` defaults and `location` in the capture layer: timelapse
+/// photos are shaped and geotagged, and the stream overlay is drawn once per frame.
+@Suite struct ImageDefaultsCaptureTests {
+    static let london = try! EXIF.GPSPosition(latitude: 51.500729, longitude: -0.124625, altitude: 12.5)
+
+    @Test func timelapsePhotosFollowTheImageDefaultsAndCarryTheLocation() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-image-lapse-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let photos = PhotoOutput(root: root)
+        let image = ImageSettings(geometry: Geometry(longestSide: 160, rotate: .clockwise90))
+        let settings = CameraSettings(id: "lapse", device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240),
+                                      fps: 30, photos: PhotoSettings(intervalSeconds: 0.2, keepCount: 100),
+                                      image: image, location: Self.london)
+        let session = CaptureSession(settings: settings)
+        await session.start()  // before the timelapse, which looks again only a second after finding it stopped
+        let timelapse = Task { await IntervalCapture(session: session, photos: photos).run() }
+        try await Task.sleep(for: .milliseconds(900))
+        await session.stop()
+        timelapse.cancel()
+        await timelapse.value
+
+        let first = try #require(await photos.list(camera: "lapse").first)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: try await photos.file(named: first.name).path)))
+        // 320x240 turned a quarter is 240x320; at most 160 on the longest side: 120x160.
+        #expect(try JPEGDecoder().header(bytes).size == FrameSize(width: 120, height: 160))
+        #expect(first.width == 120 && first.height == 160)
+        let position = try #require(EXIFReadBack.position(in: bytes))
+        #expect(abs(position.latitude - 51.500729) < 1e-6 && abs(position.longitude + 0.124625) < 1e-6)
+        #expect(position.altitude == 12.5)
+    }
+
+    @Test func withoutALocationTimelapsePhotosHaveNoGPS() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-image-lapse-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let photos = PhotoOutput(root: root)
+        let settings = CameraSettings(id: "plain", device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240),
+                                      fps: 30, photos: PhotoSettings(intervalSeconds: 0.2, keepCount: 100))
+        let session = CaptureSession(settings: settings)
+        await session.start()
+        let timelapse = Task { await IntervalCapture(session: session, photos: photos).run() }
+        try await Task.sleep(for: .milliseconds(700))
+        await session.stop()
+        timelapse.cancel()
+        await timelapse.value
+        let first = try #require(await photos.list(camera: "plain").first)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: try await photos.file(named: first.name).path)))
+        #expect(try JPEGDecoder().header(bytes).size == FrameSize(width: 320, height: 240))
+        #expect(EXIFReadBack.entries(in: bytes)[0x8825] == nil)
+        #expect(EXIFReadBack.entries(in: bytes)[0x9003] != nil, "the capture time is still written")
+    }
+
+    /// The largest difference between two same-size RGB images inside (or outside) a rectangle.
+    func difference(_ a: [UInt8], _ b: [UInt8], width: Int, height: Int, inside box: Geometry.Rect) -> (inside: Int, outside: Int) {
+        var inside = 0, outside = 0
+        for y in 0..<height {
+            for x in 0..<width {
+                // A margin of one 16-pixel block around the box, where JPEG blocks mix both.
+                let near = x >= box.x - 16 && x < box.x + box.width + 16 && y >= box.y - 16 && y < box.y + box.height + 16
+                for c in 0..<3 {
+                    let d = abs(Int(a[(y * width + x) * 3 + c]) - Int(b[(y * width + x) * 3 + c]))
+                    if box.contains(x: x, y: y) { inside = max(inside, d) } else if !near { outside = max(outside, d) }
+                }
+            }
+        }
+        return (inside, outside)
+    }
+
+    @Test func theStreamCarriesTheOverlayAndSnapshotsStayPlain() async throws {
+        let image = ImageSettings(overlay: "{camera}", overlayCorner: .topLeft, streamOverlay: true)
+        let size = FrameSize(width: 320, height: 240)
+        let session = CaptureSession(settings: CameraSettings(id: "live", device: FrameSources.syntheticName, size: size,
+                                                              fps: 30, image: image))
+        await session.start()
+        let stream = try await session.subscribe()
+        var frames: [EncodedFrame] = []
+        for await frame in stream {
+            frames.append(frame)
+            if frames.count == 3 { break }
+        }
+        await session.stop()
+
+        for frame in frames {
+            let overlaid = try #require(frame.streamJPEG, "every streamed frame has its overlay copy")
+            #expect(frame.jpegForStream == overlaid)
+            let plain = try JPEGDecoder().decodeRGB(frame.jpeg), drawn = try JPEGDecoder().decodeRGB(overlaid)
+            #expect(plain.size == size && drawn.size == size)
+            let box = TextOverlay(text: "live", corner: .topLeft).box(in: size)
+            let diff = difference(plain.pixels, drawn.pixels, width: size.width, height: size.height, inside: box)
+            #expect(diff.inside > 100, "the overlay's box is drawn on the stream copy")
+            #expect(diff.outside <= 8, "nothing else changes: \(diff.outside)")
+        }
+    }
+
+    @Test func anOverlayNotMeantForTheStreamIsNotDrawnThere() async throws {
+        let image = ImageSettings(overlay: "{camera}", streamOverlay: false)
+        let session = CaptureSession(settings: CameraSettings(id: "live", device: FrameSources.syntheticName,
+                                                              size: FrameSize(width: 320, height: 240), fps: 30, image: image))
+        await session.start()
+        let stream = try await session.subscribe()
+        var first: EncodedFrame?
+        for await frame in stream { first = frame; break }
+        await session.stop()
+        let frame = try #require(first)
+        #expect(frame.streamJPEG == nil && frame.jpegForStream == frame.jpeg)
+    }
+}
