@@ -25,6 +25,9 @@ public actor CaptureSession {
     private var photoError: String?
     private var startedOnDemand = false
     private var lastUse = ContinuousClock.now
+    /// Snapshots under way: while one waits for its camera to start or its frame to come,
+    /// an on-demand camera is in use and the idle watch must not stop it.
+    private var snapshotsInProgress = 0
     private var idleWatch: Task<Void, Never>?
     private var settleWaiters: [CheckedContinuation<Void, Never>] = []
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
@@ -180,6 +183,11 @@ public actor CaptureSession {
     /// that is not running is started for it, and stopped again after it idles.
     public func snapshot(maxAge: Double? = nil, timeout: Duration? = nil) async throws(SessionError) -> EncodedFrame {
         lastUse = .now
+        snapshotsInProgress += 1
+        defer {
+            snapshotsInProgress -= 1
+            lastUse = .now
+        }
         try await ensureRunning()
         let interval = frameInterval
         let age = maxAge ?? interval
@@ -402,7 +410,8 @@ public actor CaptureSession {
 
     private func isIdleLongEnough() -> Bool {
         guard startedOnDemand, worker != nil else { return false }
-        if hub.subscriberCount > 0 { lastUse = .now; return false }
+        // A stream client, or a snapshot still waiting for a slow start or its frame, is use.
+        if hub.subscriberCount > 0 || snapshotsInProgress > 0 { lastUse = .now; return false }
         return ContinuousClock.now - lastUse > .seconds(settings.idleStopSeconds)
     }
 
