@@ -19,8 +19,8 @@ enum ConfigureRequest {
         }
         if body.has("size") {
             s.size = try body.string("size").map { text in
-                guard let size = FrameSize(parsing: text), size.width <= 16384, size.height <= 16384 else {
-                    throw body.invalid("size", "must be WIDTHxHEIGHT, such as 1280x720, at most 16384 each; got \"\(text)\"")
+                guard let size = FrameSize(parsing: text), size.isWithinLimits else {
+                    throw body.invalid("size", "must be WIDTHxHEIGHT, such as 1280x720, at most \(FrameSize.largestSide) each; got \"\(text)\"")
                 }
                 return size
             }

@@ -227,9 +227,9 @@ extension DaemonConfiguration {
                 settings.format = format
             }
 
-            let sizeExpected = "WIDTHxHEIGHT with both above 0, such as \"1280x720\""
+            let sizeExpected = "WIDTHxHEIGHT with both above 0 and at most \(FrameSize.largestSide), such as \"1280x720\""
             if let (text, value) = try string(camera, "size", sizeExpected) {
-                guard let size = FrameSize(parsing: text) else { throw invalid(camera.path("size"), sizeExpected, value) }
+                guard let size = FrameSize(parsing: text), size.isWithinLimits else { throw invalid(camera.path("size"), sizeExpected, value) }
                 settings.size = size
             }
 
@@ -254,34 +254,29 @@ extension DaemonConfiguration {
                 settings.idleStopSeconds = idle
             }
 
-            if let value = camera["controls"] {
-                guard let table = value.table else {
-                    throw fail(.wrongType, camera.path("controls"), "must be a table: write [camera.controls] below the camera's keys, then name = value lines; got \(describe(value))")
-                }
-                settings.controls = try readControls(Section(path: camera.path("controls"), table: table))
+            if let table = try subtable(camera, "controls", ": write [camera.controls] below the camera's keys, then name = value lines") {
+                settings.controls = try readControls(table)
             }
-
-            if let value = camera["photos"] {
-                guard let table = value.table else {
-                    throw fail(.wrongType, camera.path("photos"), "must be a table: write [camera.photos] below the camera's keys; got \(describe(value))")
-                }
-                settings.photos = try readPhotos(Section(path: camera.path("photos"), table: table))
+            if let table = try subtable(camera, "photos", ": write [camera.photos] below the camera's keys") {
+                settings.photos = try readPhotos(table)
             }
-
-            if let value = camera["image"] {
-                guard let table = value.table else {
-                    throw fail(.wrongType, camera.path("image"), "must be a table: write [camera.image] below the camera's keys; got \(describe(value))")
-                }
-                settings.image = try readImage(Section(path: camera.path("image"), table: table))
+            if let table = try subtable(camera, "image", ": write [camera.image] below the camera's keys") {
+                settings.image = try readImage(table)
             }
-
-            if let value = camera["location"] {
-                guard let table = value.table else {
-                    throw fail(.wrongType, camera.path("location"), "must be a table such as location = { latitude = 51.5007, longitude = -0.1246, altitude = 12 }; got \(describe(value))")
-                }
-                settings.location = try readLocation(Section(path: camera.path("location"), table: table))
+            if let table = try subtable(camera, "location", " such as location = { latitude = 51.5007, longitude = -0.1246, altitude = 12 }") {
+                settings.location = try readLocation(table)
             }
             return settings
+        }
+
+        /// The table under `key`, or nil when the key is absent; anything else is an
+        /// error that says how to write the table (`hint` follows "must be a table").
+        private func subtable(_ section: Section, _ key: String, _ hint: String) throws(ConfigurationError) -> Section? {
+            guard let value = section[key] else { return nil }
+            guard let table = value.table else {
+                throw fail(.wrongType, section.path(key), "must be a table\(hint); got \(describe(value))")
+            }
+            return Section(path: section.path(key), table: table)
         }
 
         // MARK: [camera.image]

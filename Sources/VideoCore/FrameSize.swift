@@ -18,6 +18,11 @@ public struct FrameSize: Hashable, Sendable, Codable, CustomStringConvertible, C
     public var description: String { "\(width)x\(height)" }
     public var area: Int { width * height }
 
+    /// The longest side camd asks a device for (V4L2 drivers top out well below it);
+    /// a larger request is a typo, refused where it is made (API or config).
+    public static let largestSide = 16384
+    public var isWithinLimits: Bool { width <= Self.largestSide && height <= Self.largestSide }
+
     public static func < (a: FrameSize, b: FrameSize) -> Bool {
         (a.area, a.width) < (b.area, b.width)
     }

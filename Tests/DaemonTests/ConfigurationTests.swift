@@ -203,6 +203,8 @@ struct BrokenFile: CustomTestStringConvertible, Sendable {
                    kind: .invalidValue, keyPath: "daemon.read_only_group", line: 2, says: ["same as socket_group"]),
         BrokenFile(name: "shutdown_timeout zero", text: "[daemon]\nshutdown_timeout = 0\n", kind: .invalidValue,
                    keyPath: "daemon.shutdown_timeout", line: 2, says: ["above 0"]),
+        BrokenFile(name: "an impossible size", text: "[[camera]]\nid = \"a\"\nsize = \"100000x100000\"\n", kind: .invalidValue,
+                   keyPath: "camera[0].size", line: 3, says: ["at most 16384"]),
         BrokenFile(name: "idle_timeout not a duration", text: "[daemon]\nidle_timeout = \"soon\"\n", kind: .invalidValue,
                    keyPath: "daemon.idle_timeout", line: 2, says: ["duration"]),
         BrokenFile(name: "name without .jpg", text: "[[camera]]\nid = \"a\"\n[camera.photos]\nname = \"{seq}.png\"\n",
