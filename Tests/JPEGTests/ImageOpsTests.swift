@@ -1,3 +1,4 @@
+import CamdTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -488,24 +489,7 @@ func render(_ image: YUVImage, _ query: [String: String], overlay: TextOverlay? 
 @Suite struct EXIFOrientationAndGPSTests {
     /// Every entry of IFD0, the Exif IFD and the GPS IFD of our own APP1, by tag: (type, count, value bytes).
     func entries(in jpeg: [UInt8]) -> [UInt16: (type: Int, count: Int, bytes: [UInt8])] {
-        guard let app1 = segments(jpeg).first(where: { $0.marker == 0xE1 }) else { return [:] }
-        let tiff = Array(jpeg[(app1.range.lowerBound + 10)..<app1.range.upperBound])
-        func u16(_ at: Int) -> Int { Int(tiff[at]) | Int(tiff[at + 1]) << 8 }
-        func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
-        let sizes = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 7: 1]
-        var found: [UInt16: (Int, Int, [UInt8])] = [:]
-        var ifds = [u32(4)]
-        while let ifd = ifds.popLast() {
-            for index in 0..<u16(ifd) {
-                let entry = ifd + 2 + index * 12
-                let tag = u16(entry), type = u16(entry + 2), count = u32(entry + 4)
-                if tag == 0x8769 || tag == 0x8825 { ifds.append(u32(entry + 8)) }
-                let length = count * (sizes[type] ?? 1)
-                let start = length <= 4 ? entry + 8 : u32(entry + 8)
-                found[UInt16(tag)] = (type, count, Array(tiff[start..<(start + length)]))
-            }
-        }
-        return found
+        EXIFReadBack.entries(in: jpeg)
     }
 
     func rationals(_ bytes: [UInt8]) -> [Double] {
