@@ -120,13 +120,7 @@ public actor CaptureSession {
         let failure = reason ?? "the camera failed"
         logger.warning("the new settings failed (\(failure)); restarting with the previous ones")
         settings = previous
-        // The failed attempt's worker may still be winding down (or retrying): stop it
-        // first, or start() would take it for a running camera and do nothing.
-        if worker != nil {
-            await restartKeepingStreams(onDemand: onDemand)
-        } else {
-            await start(onDemand: onDemand)
-        }
+        await restartKeepingStreams(onDemand: onDemand)
         let restored = status()
         throw .invalidSettings("the camera cannot run with these settings: \(failure). It was restarted with its previous settings"
                                + (restored.state == .running ? "." : " and is \(restored.state.rawValue)."))
@@ -168,12 +162,15 @@ public actor CaptureSession {
         }
     }
 
+    /// Stops the capture thread if there is one (a failed one may still be winding down or
+    /// retrying: start() would take it for a running camera) and starts a new one.
     private func restartKeepingStreams(onDemand: Bool) async {
-        guard let worker else { return }
-        state = .stopping
-        worker.requestStop()
-        await withCheckedContinuation { stopWaiters.append($0) }
-        _ = await start(onDemand: onDemand)
+        if let worker {
+            state = .stopping
+            worker.requestStop()
+            await withCheckedContinuation { stopWaiters.append($0) }
+        }
+        await start(onDemand: onDemand)
     }
 
     // MARK: frames
