@@ -42,7 +42,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         var deviceDrops = 0
         var encodeSeconds: [Double] = []
         var lastFrameMonotonic: Double?
-        /// Frames captured per second over the last few seconds (`FrameRateMeter`).
+        /// Frames captured per second over the last few seconds (`FrameRateMeter`), filled in by `snapshot`.
         var measuredFPS: Double = 0
         var encodeHistogram = EncodeHistogram()
     }
@@ -53,7 +53,6 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     func publish(_ frame: Frame) {
         condition.lock()
         rateMeter.record(frame.monotonicTime)
-        counters.measuredFPS = rateMeter.rate
         counters.lastFrameMonotonic = frame.monotonicTime
         counters.framesCaptured += 1
         latestRaw = frame
@@ -78,7 +77,6 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         latestEncoded = nil
         counters.lastFrameMonotonic = nil
         rateMeter.reset()
-        counters.measuredFPS = 0
         let failed = waiters.values
         waiters.removeAll()
         condition.unlock()
@@ -213,7 +211,9 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     var snapshot: Counters {
         condition.lock()
         defer { condition.unlock() }
-        return counters
+        var now = counters
+        now.measuredFPS = rateMeter.rate
+        return now
     }
 
     /// Opens the hub for a new run of the session.
@@ -230,7 +230,6 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         encodedGeneration = rawGeneration
         // The new run may have another rate; the pause of a restart is not part of either.
         rateMeter.reset()
-        counters.measuredFPS = 0
         condition.broadcast()
         return epoch
     }
@@ -241,7 +240,6 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         closed = true
         epoch &+= 1
         rateMeter.reset()
-        counters.measuredFPS = 0
         counters.lastFrameMonotonic = nil
         let failed = waiters.values
         waiters.removeAll()
