@@ -1,3 +1,4 @@
+import Foundation
 import JPEG
 import V4L2
 import VideoCore
@@ -24,10 +25,18 @@ public struct CameraSettings: Sendable, Hashable {
     public var image: ImageSettings
     /// Where the camera stands, written into the GPS IFD of every saved photo (`location`); nil for none.
     public var location: EXIF.GPSPosition?
+    /// Encoder threads for this camera's stream (`encoder_threads`): frames are encoded
+    /// side by side when one encode takes longer than a frame interval.
+    public var encoderThreads: Int
+
+    /// One encoder per core, so 1080p30 keeps up on a small board.
+    public static let defaultEncoderThreads = min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 8)
+    public static let encoderThreadLimit = 16
 
     public init(id: String, device: String? = nil, format: PixelFormat? = nil, size: FrameSize? = nil, fps: Double? = nil,
                 quality: Int = 85, controls: [String: String] = [:], autostart: Bool = true, idleStopSeconds: Double = 30,
-                photos: PhotoSettings = PhotoSettings(), image: ImageSettings = ImageSettings(), location: EXIF.GPSPosition? = nil) {
+                photos: PhotoSettings = PhotoSettings(), image: ImageSettings = ImageSettings(), location: EXIF.GPSPosition? = nil,
+                encoderThreads: Int = CameraSettings.defaultEncoderThreads) {
         self.id = id
         self.device = device
         self.format = format
@@ -40,6 +49,7 @@ public struct CameraSettings: Sendable, Hashable {
         self.photos = photos
         self.image = image
         self.location = location
+        self.encoderThreads = encoderThreads
     }
 
     /// What to ask the device for.

@@ -1,4 +1,5 @@
 import Foundation
+import JPEG
 import Logging
 import V4L2
 import VideoCore
@@ -6,7 +7,7 @@ import VideoCore
 /// One camera: configures, starts and stops it, and hands its frames out.
 ///
 /// Device work runs on the session's capture thread (`CaptureWorker`) and
-/// encoding on its encoder thread; the actor only keeps state, so status and
+/// encoding on its pool of encoder threads; the actor only keeps state, so status and
 /// other cameras answer at once while this camera is slow or gone.
 public actor CaptureSession {
     public nonisolated let id: String
@@ -68,7 +69,9 @@ public actor CaptureSession {
         let (events, sink) = AsyncStream.makeStream(of: CaptureEvent.self)
         let worker = CaptureWorker(settings: settings, hub: hub, open: openSource) { sink.yield($0) }
         self.worker = worker
-        EncoderWorker(id: id, hub: hub, quality: settings.quality, epoch: epoch, image: settings.image).start()
+        for index in 0..<max(1, settings.encoderThreads) {
+            EncoderWorker(id: id, index: index, hub: hub, quality: settings.quality, epoch: epoch, image: settings.image).start()
+        }
         worker.start()
         Task { [weak self] in
             for await event in events {
@@ -199,6 +202,30 @@ public actor CaptureSession {
         }
     }
 
+    /// The newest raw frame, captured no longer than `maxAge` seconds before the request,
+    /// for an image rendered from the camera's own planes; nil when the camera sends
+    /// JPEG or a format `PlaneConversion` cannot read (those render from `snapshot`).
+    /// Asks the encoders for nothing.
+    public func rawSnapshot(maxAge: Double? = nil, timeout: Duration? = nil) async throws(SessionError) -> Frame? {
+        lastUse = .now
+        snapshotsInProgress += 1
+        defer {
+            snapshotsInProgress -= 1
+            lastUse = .now
+        }
+        try await ensureRunning()
+        guard let layout = configuration?.layout, !layout.format.isJPEG, PlaneConversion.requiredBytes(layout) != nil else { return nil }
+        let interval = frameInterval
+        let wait = timeout ?? .milliseconds(Int64(max(10, 10 * interval) * 1000))
+        do {
+            return try await hub.rawFrame(notBefore: Self.monotonicNow() - (maxAge ?? interval), timeout: wait)
+        } catch let error as SessionError {
+            throw error
+        } catch {
+            throw .shuttingDown
+        }
+    }
+
     /// A live feed of encoded frames for one client; ends when the camera is stopped.
     public func subscribe() async throws(SessionError) -> AsyncStream<EncodedFrame> {
         lastUse = .now
@@ -230,7 +257,8 @@ public actor CaptureSession {
         var notBefore = Self.monotonicNow()
         for _ in 0..<Self.warmUpFrames {
             do {
-                let frame = try await hub.frame(notBefore: notBefore, timeout: .seconds(max(10, 10 * frameInterval)))
+                // Raw frames: skipping needs no JPEG.
+                let frame = try await hub.rawFrame(notBefore: notBefore, timeout: .seconds(max(10, 10 * frameInterval)))
                 notBefore = frame.monotonicTime + 0.000_001
             } catch let error as SessionError {
                 throw error

@@ -109,8 +109,12 @@ final class CaptureWorker: Sendable {
             runCommands(source)
             do {
                 // Short waits, so a stop request is seen promptly; the stall bound is ours.
-                let frame = try source.nextFrame(timeout: .milliseconds(250))
-                hub.publish(frame)
+                // Pixels nobody wants stay in the driver's buffer: an idle camera copies nothing.
+                if hub.wantsPixels() {
+                    hub.publish(try source.nextFrame(timeout: .milliseconds(250)))
+                } else {
+                    hub.publishUnread(monotonicTime: try source.skipFrame(timeout: .milliseconds(250)))
+                }
                 hub.addDeviceDrops(source.droppedFrames - dropsReported)
                 dropsReported = source.droppedFrames
                 lastFrame = .now

@@ -2,20 +2,24 @@ import Foundation
 import JPEG
 import VideoCore
 
-/// The thread that encodes the newest raw frame whenever someone wants one.
-/// The capture thread never waits for it: if encoding is slower than capture,
-/// frames in between are skipped and consumers get the freshest.
+/// One of a camera's encoder threads: each takes the newest raw frame no other has
+/// taken whenever someone wants JPEGs, with its own TurboJPEG handle, so a pool of
+/// them keeps up when one encode is longer than a frame interval. The capture thread
+/// never waits for them: frames nobody could take in time are skipped, and the hub
+/// delivers in capture order.
 final class EncoderWorker: Sendable {
     private let hub: FrameHub
     private let quality: Int
     private let id: String
+    private let index: Int
     private let epoch: UInt64
     /// Where the stream overlay comes from (`stream_overlay` in `[camera.image]`).
     private let image: ImageSettings
 
     /// `epoch` is the hub's run this encoder serves; it exits when the hub moves on.
-    init(id: String, hub: FrameHub, quality: Int, epoch: UInt64, image: ImageSettings = ImageSettings()) {
+    init(id: String, index: Int = 0, hub: FrameHub, quality: Int, epoch: UInt64, image: ImageSettings = ImageSettings()) {
         self.id = id
+        self.index = index
         self.epoch = epoch
         self.hub = hub
         self.quality = quality
@@ -24,7 +28,7 @@ final class EncoderWorker: Sendable {
 
     func start() {
         let thread = Thread { [self] in run() }
-        thread.name = "camd-encode-\(id)"
+        thread.name = "camd-encode-\(index)-\(id)"
         thread.start()
     }
 

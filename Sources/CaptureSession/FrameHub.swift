@@ -6,17 +6,28 @@ import VideoCore
 ///
 /// Holds the newest raw frame (the latest-frame slot), the newest encoded
 /// frame, snapshot waiters and stream subscribers. The capture thread only ever
-/// replaces the raw frame (it never waits for anyone); the encoder thread
-/// encodes the newest raw frame only while someone wants one, so an idle camera
-/// costs no encoding. Each subscriber has a small buffer that keeps the newest
-/// frames, so a slow reader loses old frames instead of stalling anyone.
+/// replaces the raw frame (it never waits for anyone), and copies a frame's
+/// pixels out of the driver's buffer only while someone may want them
+/// (`wantsPixels`), so an idle camera costs neither a copy nor an encode.
+/// The encoder threads (a pool) take the newest raw frame each while someone
+/// wants JPEGs, and deliver in capture order. A raw-frame waiter (a thumbnail
+/// rendered from the camera's own planes) wakes no encoder at all. Each
+/// subscriber has a small buffer that keeps the newest frames, so a slow reader
+/// loses old frames instead of stalling anyone.
 final class FrameHub: @unchecked Sendable {  // all state is guarded by `condition`
     private let condition = NSCondition()
     private var latestRaw: Frame?
     private var rawGeneration: UInt64 = 0
-    private var encodedGeneration: UInt64 = 0
+    /// The newest raw frame an encoder has taken: each frame is encoded by one encoder only.
+    private var claimedGeneration: UInt64 = 0
+    /// The newest frame delivered: an encoder that finishes an older one late is not heard,
+    /// so consumers get frames in capture order.
+    private var deliveredGeneration: UInt64 = 0
     private var latestEncoded: EncodedFrame?
     private var waiters: [UInt64: Waiter] = [:]
+    private var rawWaiters: [UInt64: RawWaiter] = [:]
+    /// When someone last wanted a frame (CLOCK_MONOTONIC), for `wantsPixels`.
+    private var lastDemand = -Double.infinity
     private var subscribers: [UInt64: AsyncStream<EncodedFrame>.Continuation] = [:]
     private var nextID: UInt64 = 0
     private var closed = false
@@ -31,8 +42,16 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         var continuation: CheckedContinuation<EncodedFrame, any Error>
     }
 
+    struct RawWaiter {
+        var notBefore: Double
+        var continuation: CheckedContinuation<Frame, any Error>
+    }
+
     /// Frames buffered per stream client before the oldest are dropped.
     static let subscriberBuffer = 2
+    /// How long pixels are still copied after the last demand, so a burst of snapshots
+    /// finds the newest frame already there instead of waiting for the next one.
+    static let warmSeconds = 2.0
 
     struct Counters: Sendable {
         var framesCaptured = 0
@@ -45,20 +64,51 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// Frames captured per second over the last few seconds (`FrameRateMeter`), filled in by `snapshot`.
         var measuredFPS: Double = 0
         var encodeHistogram = EncodeHistogram()
+        /// Frames one encoder finished after another encoder had delivered a newer one: not sent.
+        var framesOutrun = 0
     }
 
     // MARK: capture thread
 
+    /// Whether the capture thread should copy the next frame's pixels: someone streams
+    /// or waits for a frame, or did within `warmSeconds`. Otherwise the frame goes back
+    /// to the driver unread (`publishUnread`).
+    func wantsPixels(now: Double = FrameHub.monotonicNow()) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return !subscribers.isEmpty || !waiters.isEmpty || !rawWaiters.isEmpty || now - lastDemand < Self.warmSeconds
+    }
+
     /// Replaces the latest raw frame (called by the capture thread; never blocks on consumers).
     func publish(_ frame: Frame) {
         condition.lock()
-        rateMeter.record(frame.monotonicTime)
-        counters.lastFrameMonotonic = frame.monotonicTime
-        counters.framesCaptured += 1
+        count(frame.monotonicTime)
         latestRaw = frame
         rawGeneration &+= 1
+        var ready: [CheckedContinuation<Frame, any Error>] = []
+        for (id, waiter) in rawWaiters where frame.monotonicTime >= waiter.notBefore {
+            ready.append(waiter.continuation)
+            rawWaiters[id] = nil
+        }
+        if !ready.isEmpty { lastDemand = frame.monotonicTime }
         condition.broadcast()
         condition.unlock()
+        for continuation in ready { continuation.resume(returning: frame) }
+    }
+
+    /// Counts a frame nobody wanted, whose pixels were left in the driver's buffer. The
+    /// previous frame is forgotten too: it is no longer the newest, so never served as such.
+    func publishUnread(monotonicTime: Double) {
+        condition.lock()
+        count(monotonicTime)
+        latestRaw = nil
+        condition.unlock()
+    }
+
+    private func count(_ monotonicTime: Double) {
+        rateMeter.record(monotonicTime)
+        counters.lastFrameMonotonic = monotonicTime
+        counters.framesCaptured += 1
     }
 
     /// Counts frames the device dropped since the last call.
@@ -77,36 +127,44 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         latestEncoded = nil
         counters.lastFrameMonotonic = nil
         rateMeter.reset()
-        let failed = waiters.values
+        let failed = waiters.values.map(\.continuation), failedRaw = rawWaiters.values.map(\.continuation)
         waiters.removeAll()
+        rawWaiters.removeAll()
         condition.unlock()
-        for waiter in failed { waiter.continuation.resume(throwing: error) }
+        for continuation in failed { continuation.resume(throwing: error) }
+        for continuation in failedRaw { continuation.resume(throwing: error) }
     }
 
-    // MARK: encoder thread
+    // MARK: encoder threads
 
-    /// Blocks until there is a raw frame newer than the last one encoded and someone
-    /// wants it; returns nil once the hub is closed.
+    /// Blocks until there is a raw frame no encoder has taken yet and someone wants
+    /// JPEGs, then takes it; returns nil once the hub is closed or moved to another run.
     func nextFrameToEncode(epoch runEpoch: UInt64) -> (Frame, UInt64)? {
         condition.lock()
         defer { condition.unlock() }
         while !closed && epoch == runEpoch {
             let wanted = !subscribers.isEmpty || !waiters.isEmpty
-            if wanted, rawGeneration > encodedGeneration, let frame = latestRaw { return (frame, rawGeneration) }
+            if wanted, rawGeneration > claimedGeneration, let frame = latestRaw {
+                claimedGeneration = rawGeneration
+                return (frame, rawGeneration)
+            }
             condition.wait()
         }
         return nil
     }
 
     /// Hands an encoded frame to everyone waiting for it. A frame from an earlier run
-    /// (an encoder that finished after a restart) is dropped: it was made with other settings.
+    /// (an encoder that finished after a restart) is dropped: it was made with other
+    /// settings; so is one older than a frame already delivered (another encoder of the
+    /// pool was quicker), so streams never go back in time.
     func deliver(_ encoded: EncodedFrame?, generation: UInt64, epoch runEpoch: UInt64) {
         condition.lock()
-        guard runEpoch == epoch else {
+        guard runEpoch == epoch, generation > deliveredGeneration else {
+            if runEpoch == epoch, encoded != nil { counters.framesOutrun += 1 }
             condition.unlock()
             return
         }
-        encodedGeneration = max(encodedGeneration, generation)
+        deliveredGeneration = generation
         guard let encoded else {
             counters.brokenFrames += 1
             condition.unlock()
@@ -122,6 +180,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
             ready.append(waiter.continuation)
             waiters[id] = nil
         }
+        lastDemand = Self.monotonicNow()
         for subscriber in subscribers.values { subscriber.yield(encoded) }
         condition.unlock()
         for continuation in ready { continuation.resume(returning: encoded) }
@@ -155,6 +214,58 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     private enum Freshness { case ready(EncodedFrame), closed, wait(UInt64) }
 
+    /// The newest raw frame captured at or after `notBefore` (CLOCK_MONOTONIC), pixels as
+    /// the camera sent them; waits for the capture thread if there is none yet, without
+    /// asking the encoders for anything; fails after `timeout`.
+    func rawFrame(notBefore: Double, timeout: Duration) async throws -> Frame {
+        let id: UInt64
+        switch freshRawFrame(notBefore: notBefore) {
+        case .ready(let frame): return frame
+        case .closed: throw SessionError.shuttingDown
+        case .wait(let waiterID): id = waiterID
+        }
+
+        let timer = Task {
+            try await Task.sleep(for: timeout)
+            self.cancelRawWaiter(id, with: SessionError.timeout("no frame arrived within \(timeout)"))
+        }
+        defer { timer.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                addRawWaiter(id, RawWaiter(notBefore: notBefore, continuation: continuation))
+            }
+        } onCancel: {
+            self.cancelRawWaiter(id, with: CancellationError())
+        }
+    }
+
+    private enum RawFreshness { case ready(Frame), closed, wait(UInt64) }
+
+    private func freshRawFrame(notBefore: Double) -> RawFreshness {
+        condition.lock()
+        defer { condition.unlock() }
+        if let frame = latestRaw, frame.monotonicTime >= notBefore {
+            lastDemand = Self.monotonicNow()
+            return .ready(frame)
+        }
+        if closed { return .closed }
+        nextID &+= 1
+        return .wait(nextID)
+    }
+
+    private func addRawWaiter(_ id: UInt64, _ waiter: RawWaiter) {
+        condition.lock()
+        rawWaiters[id] = waiter
+        condition.unlock()
+    }
+
+    private func cancelRawWaiter(_ id: UInt64, with error: any Error) {
+        condition.lock()
+        let waiter = rawWaiters.removeValue(forKey: id)
+        condition.unlock()
+        waiter?.continuation.resume(throwing: error)
+    }
+
     private func freshFrame(notBefore: Double) -> Freshness {
         condition.lock()
         defer { condition.unlock() }
@@ -167,6 +278,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     private func addWaiter(_ id: UInt64, _ waiter: Waiter) {
         condition.lock()
         waiters[id] = waiter
+        lastDemand = Self.monotonicNow()
         condition.broadcast()  // the encoder now has demand
         condition.unlock()
     }
@@ -197,6 +309,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
             guard let self else { return }
             self.condition.lock()
             self.subscribers[id] = nil
+            self.lastDemand = Self.monotonicNow()
             self.condition.unlock()
         }
         return stream
@@ -227,7 +340,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         latestRaw = nil
         latestEncoded = nil
         // Generations keep counting across runs, so nothing from an earlier run looks newer.
-        encodedGeneration = rawGeneration
+        claimedGeneration = rawGeneration
+        deliveredGeneration = rawGeneration
         // The new run may have another rate; the pause of a restart is not part of either.
         rateMeter.reset()
         condition.broadcast()
@@ -241,15 +355,23 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         epoch &+= 1
         rateMeter.reset()
         counters.lastFrameMonotonic = nil
-        let failed = waiters.values
+        let failed = waiters.values.map(\.continuation), failedRaw = rawWaiters.values.map(\.continuation)
         waiters.removeAll()
+        rawWaiters.removeAll()
         let streams = subscribers.values
         subscribers.removeAll()
         latestRaw = nil
         latestEncoded = nil
         condition.broadcast()
         condition.unlock()
-        for waiter in failed { waiter.continuation.resume(throwing: SessionError.shuttingDown) }
+        for continuation in failed { continuation.resume(throwing: SessionError.shuttingDown) }
+        for continuation in failedRaw { continuation.resume(throwing: SessionError.shuttingDown) }
         for stream in streams { stream.finish() }
+    }
+
+    static func monotonicNow() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }

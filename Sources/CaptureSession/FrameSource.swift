@@ -11,10 +11,20 @@ public protocol FrameSource: AnyObject {
     var configuration: CaptureConfiguration { get }
     /// Waits for the freshest good frame; throws `DeviceError` on failure or after `timeout`.
     func nextFrame(timeout: Duration) throws(DeviceError) -> Frame
+    /// As `nextFrame`, for a frame nobody wants: its pixels are not copied, only
+    /// when it was captured is returned (CLOCK_MONOTONIC seconds).
+    func skipFrame(timeout: Duration) throws(DeviceError) -> Double
     /// Frames the device sent broken or never sent (sequence gaps), since streaming began.
     var droppedFrames: Int { get }
     /// Stops streaming and releases the device.
     func stop()
+}
+
+extension FrameSource {
+    /// Sources that cannot leave pixels unread take the frame and drop it.
+    public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
+        try nextFrame(timeout: timeout).monotonicTime
+    }
 }
 
 /// Opens frame sources by what a user typed.
@@ -61,6 +71,10 @@ public final class V4L2Source: FrameSource {
 
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
         try stream.nextFrame(timeout: timeout)
+    }
+
+    public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
+        try stream.withNextFrame(timeout: timeout) { _, metadata in metadata.monotonicTime }
     }
 
     public var droppedFrames: Int { stream.statistics.broken + stream.statistics.lost }

@@ -54,11 +54,34 @@ public struct ImageSettings: Sendable, Hashable {
                 return (output, try geometry.outputSize(for: full))
             }
         }
-        let known = outputSize.width > 0 && outputSize.height > 0
+        return (tagged(rendered, size: outputSize, captureTime: captureTime, card: card, location: location), outputSize)
+    }
+
+    /// Renders a raw Y'CbCr frame from its planes (off the caller's thread): scaled before the
+    /// encoder, so a thumbnail costs about what its own size costs; tagged as `render` tags.
+    public func render(_ frame: Frame, camera: String, card: String?, quality: Int,
+                       location: EXIF.GPSPosition? = nil) async throws(ImageError) -> (jpeg: [UInt8], size: FrameSize) {
+        let geometry = self.geometry
+        let overlay = textOverlay(time: frame.captureTime, camera: camera, sequence: UInt64(frame.sequence))
+        let (jpeg, size) = try await BlockingIO.run { () throws(ImageError) -> ([UInt8], FrameSize) in
+            guard let needed = PlaneConversion.requiredBytes(frame.layout), frame.bytes.count >= needed else {
+                throw .unreadableImage("a \(frame.layout) frame of \(frame.bytes.count) bytes is short or not Y'CbCr")
+            }
+            var planes = YUVImage()
+            _ = frame.bytes.withUnsafeBytes { PlaneConversion.convert($0, layout: frame.layout, into: &planes) }
+            let output = try ImagePipeline().jpeg(planes, geometry: geometry, overlay: overlay, quality: quality)
+            return (output, try geometry.outputSize(for: frame.layout.size))
+        }
+        return (tagged(jpeg, size: size, captureTime: frame.captureTime, card: card, location: location), size)
+    }
+
+    /// EXIF: capture time, camera, pixel size, orientation (`rotate=exif`) and position.
+    private func tagged(_ jpeg: [UInt8], size: FrameSize, captureTime: Double, card: String?, location: EXIF.GPSPosition?) -> [UInt8] {
+        let known = size.width > 0 && size.height > 0
         var exif = EXIF(captureTime: captureTime, make: card, model: card,
-                        pixelWidth: known ? outputSize.width : nil, pixelHeight: known ? outputSize.height : nil)
+                        pixelWidth: known ? size.width : nil, pixelHeight: known ? size.height : nil)
         exif.orientation = geometry.exifOrientation
         exif.gps = location
-        return (exif.inserted(into: rendered), outputSize)
+        return exif.inserted(into: jpeg)
     }
 }

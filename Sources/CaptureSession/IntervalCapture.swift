@@ -33,15 +33,19 @@ public struct IntervalCapture: Sendable {
     }
 
     func saveOne(_ settings: CameraSettings) async {
-        guard let frame = try? await session.snapshot() else { return }
-        let card = await session.status().card
+        let shot: RenderedSnapshot
         do {
             // The camera's image defaults and location apply to timelapse photos as to POST snapshot.
-            let (jpeg, size) = try await settings.image.render(frame.jpeg, size: frame.size, captureTime: frame.captureTime,
-                                                               camera: session.id, card: card, sequence: UInt64(frame.sequence),
-                                                               quality: settings.quality, location: settings.location)
-            _ = try await photos.save(jpeg, camera: session.id, settings: settings.photos, captureTime: frame.captureTime,
-                                      sequence: frame.sequence, width: size.width, height: size.height)
+            shot = try await session.renderedSnapshot(settings.image, quality: settings.quality, location: settings.location)
+        } catch is SessionError {
+            return  // no frame now (the camera is stopping or waiting): the next tick tries again
+        } catch {
+            await session.recordPhotoSave(error: String(describing: error))
+            return
+        }
+        do {
+            _ = try await photos.save(shot.jpeg, camera: session.id, settings: settings.photos, captureTime: shot.captureTime,
+                                      sequence: shot.sequence, width: shot.size.width, height: shot.size.height)
             await session.recordPhotoSave(error: nil)
         } catch {
             await session.recordPhotoSave(error: String(describing: error))

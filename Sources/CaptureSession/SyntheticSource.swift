@@ -65,21 +65,29 @@ public final class SyntheticSource: FrameSource {
     }
 
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
+        let (monotonic, wallClock) = waitForFrame()
+        var bytes = background
+        drawSquare(into: &bytes)
+        return Frame(layout: configuration.layout, bytes: bytes, sequence: sequence, monotonicTime: monotonic, captureTime: wallClock)
+    }
+
+    /// A frame nobody wants is not drawn, as a camera's is not copied.
+    public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
+        waitForFrame().monotonic
+    }
+
+    /// Keeps the configured rate: sleeps until the next frame is due and counts it.
+    private func waitForFrame() -> (monotonic: Double, wallClock: Double) {
         let interval = Duration.seconds(configuration.interval?.seconds ?? 1.0 / 30)
         let now = ContinuousClock.now
         let due = nextDue ?? now
         if due > now { try? ContinuousClock.sleepBlocking(until: due) }
         nextDue = max(due, now - interval) + interval
-
-        var bytes = background
-        drawSquare(into: &bytes)
         sequence &+= 1
         var mono = timespec(), real = timespec()
         clock_gettime(CLOCK_MONOTONIC, &mono)
         clock_gettime(CLOCK_REALTIME, &real)
-        return Frame(layout: configuration.layout, bytes: bytes, sequence: sequence,
-                     monotonicTime: Double(mono.tv_sec) + Double(mono.tv_nsec) / 1e9,
-                     captureTime: Double(real.tv_sec) + Double(real.tv_nsec) / 1e9)
+        return (Double(mono.tv_sec) + Double(mono.tv_nsec) / 1e9, Double(real.tv_sec) + Double(real.tv_nsec) / 1e9)
     }
 
     /// A mid-grey square crossing the bottom eighth of the frame, so motion is visible.

@@ -1,6 +1,7 @@
 import CaptureSession
 import Foundation
 import Hummingbird
+import JPEG
 
 /// An error the API reports as `{"error": {"code": "...", "message": "..."}}` with its status.
 public struct APIError: HTTPResponseError, Sendable {
@@ -67,6 +68,8 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as SessionError {
             throw APIError(error)
         } catch let error as PhotoError {
+            throw APIError(error)
+        } catch let error as ImageError {
             throw APIError(error)
         } catch let error as HTTPError {
             let code = error.status == .notFound ? "not_found" : error.status == .contentTooLarge ? "too_large" : "http_\(error.status.code)"

@@ -49,28 +49,22 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
             }
             return ms / 1000
         }
-        let frame = try await session.snapshot(maxAge: maxAge)
-        let jpeg = try await render.render(frame.jpeg, size: frame.size, captureTime: frame.captureTime, camera: session.id,
-                                           card: await session.status().card, sequence: UInt64(frame.sequence),
-                                           quality: settings.quality, location: settings.location).jpeg
-        var headers = frameHeaders(frame)
+        let shot = try await session.renderedSnapshot(render.image, maxAge: maxAge, quality: settings.quality, location: settings.location)
+        var headers = frameHeaders(shot)
         headers[.contentType] = "image/jpeg"
         headers[.cacheControl] = "no-store"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: shot.jpeg)))
     }
     v1.post("cameras/:id/snapshot") { request, context in
         let session = try camera(context, services)
         let settings = await session.settings
         let render = try RenderRequest(request, defaults: settings.image)
         await audit(request, context, services)
-        let frame = try await session.snapshot()
-        let (jpeg, size) = try await render.render(frame.jpeg, size: frame.size, captureTime: frame.captureTime, camera: session.id,
-                                                   card: await session.status().card, sequence: UInt64(frame.sequence),
-                                                   quality: settings.quality, location: settings.location)
+        let shot = try await session.renderedSnapshot(render.image, quality: settings.quality, location: settings.location)
         do {
-            let record = try await services.photos.save(jpeg, camera: session.id, settings: settings.photos,
-                                                        captureTime: frame.captureTime, sequence: frame.sequence,
-                                                        width: size.width, height: size.height)
+            let record = try await services.photos.save(shot.jpeg, camera: session.id, settings: settings.photos,
+                                                        captureTime: shot.captureTime, sequence: shot.sequence,
+                                                        width: shot.size.width, height: shot.size.height)
             await session.recordPhotoSave(error: nil)
             return try JSONBody.response(record, status: .created)
         } catch let error as PhotoError {
@@ -106,11 +100,12 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
 }
 
 /// Headers that say which frame a response carries.
-func frameHeaders(_ frame: EncodedFrame) -> HTTPFields {
+/// Which frame a snapshot is: its capture time, sequence and captured size.
+func frameHeaders(_ shot: RenderedSnapshot) -> HTTPFields {
     var headers = HTTPFields()
-    headers[HTTPField.Name("X-Capture-Time")!] = String(format: "%.6f", frame.captureTime)
-    headers[HTTPField.Name("X-Frame-Sequence")!] = String(frame.sequence)
-    headers[HTTPField.Name("X-Frame-Size")!] = frame.size.description
+    headers[HTTPField.Name("X-Capture-Time")!] = String(format: "%.6f", shot.captureTime)
+    headers[HTTPField.Name("X-Frame-Sequence")!] = String(shot.sequence)
+    headers[HTTPField.Name("X-Frame-Size")!] = shot.frameSize.description
     return headers
 }
 
@@ -130,6 +125,7 @@ struct SettingsJSON: Encodable {
     var controls: [String: String]
     var autostart: Bool
     var idleStop: Double
+    var encoderThreads: Int
     var photos: Photos
 
     struct Photos: Encodable {
@@ -150,6 +146,7 @@ struct SettingsJSON: Encodable {
         controls = s.controls
         autostart = s.autostart
         idleStop = s.idleStopSeconds
+        encoderThreads = s.encoderThreads
         photos = Photos(interval: s.photos.intervalSeconds, name: s.photos.namePattern, keepCount: s.photos.keepCount,
                         keepBytes: s.photos.keepBytes, keepAge: s.photos.keepSeconds)
     }

@@ -30,9 +30,12 @@ func addPhotoRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServic
         let (record, path) = try await services.photos.file(named: name)
         var bytes = try await BlockingIO.run { try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) }
         if !render.isIdentity {
-            let quality = await services.cameras[record.camera]?.settings.quality ?? 85
-            bytes = try await render.apply(to: bytes, captureTime: record.captureTime, camera: record.camera, card: nil,
-                                           sequence: UInt64(record.sequence ?? 0), quality: quality)
+            // The re-encoded copy keeps what the saved photo's EXIF said: its camera and where it stands.
+            let session = services.cameras[record.camera]
+            let settings = await session?.settings
+            bytes = try await render.apply(to: bytes, captureTime: record.captureTime, camera: record.camera,
+                                           card: await session?.status().card, sequence: UInt64(record.sequence ?? 0),
+                                           quality: settings?.quality ?? 85, location: settings?.location)
         }
         return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "max-age=3600",
                                                HTTPField.Name("X-Capture-Time")!: String(format: "%.6f", record.captureTime)],

@@ -43,7 +43,7 @@ extension DaemonConfiguration {
     static let daemonKeys = ["socket", "socket_mode", "socket_group", "read_only_group", "photo_folder", "log_level",
                              "tcp", "tcp_token", "shutdown_timeout", "idle_timeout"]
     static let cameraKeys = ["id", "device", "format", "size", "fps", "quality", "autostart", "idle_stop", "controls", "photos",
-                             "image", "location"]
+                             "image", "location", "encoder_threads"]
     static let photoKeys = ["interval", "name", "keep_count", "keep_bytes", "keep_age"]
     /// The query parameters of the image endpoints, plus `stream_overlay`.
     static let imageKeys = ["width", "height", "fit", "max", "crop", "rotate", "flip", "interpolation", "pad",
@@ -243,6 +243,14 @@ extension DaemonConfiguration {
             if let (quality, value) = try integer(camera, "quality", qualityExpected) {
                 guard (1...100).contains(quality) else { throw invalid(camera.path("quality"), qualityExpected, value) }
                 settings.quality = quality
+            }
+
+            let threadsExpected = "a whole number from 1 to \(CameraSettings.encoderThreadLimit)"
+            if let (threads, value) = try integer(camera, "encoder_threads", threadsExpected) {
+                guard (1...CameraSettings.encoderThreadLimit).contains(threads) else {
+                    throw invalid(camera.path("encoder_threads"), threadsExpected, value)
+                }
+                settings.encoderThreads = threads
             }
 
             if let value = camera["autostart"] {

@@ -35,6 +35,91 @@ import VideoCore
         #expect(got.monotonicTime == 100)
     }
 
+    /// Pixels are copied out of the driver's buffer only while someone may want them:
+    /// a stream client, a snapshot waiting, or one within the warm window before.
+    @Test func pixelsAreWantedOnlyAroundDemand() async throws {
+        let hub = FrameHub()
+        _ = hub.reopen()
+        let now = FrameHub.monotonicNow()
+        #expect(!hub.wantsPixels(now: now), "nobody asked, yet the hub wants pixels")
+
+        var stream: AsyncStream<EncodedFrame>? = hub.subscribe()
+        #expect(hub.wantsPixels(now: now + 3600), "a stream client wants every frame")
+        let leaving = FrameHub.monotonicNow()
+        stream = nil
+        _ = stream
+        for _ in 0..<200 where hub.subscriberCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(hub.subscriberCount == 0)
+        #expect(hub.wantsPixels(now: leaving), "right after a client leaves, the next request may come")
+        #expect(!hub.wantsPixels(now: FrameHub.monotonicNow() + FrameHub.warmSeconds + 0.1),
+                "long after the last client, pixels are still copied")
+
+        let waiter = Task { try await hub.rawFrame(notBefore: 10, timeout: .seconds(5)) }
+        var asked = false
+        for _ in 0..<100 where !asked {
+            try await Task.sleep(for: .milliseconds(10))
+            asked = hub.wantsPixels(now: FrameHub.monotonicNow() + 3600)
+        }
+        #expect(asked, "a waiting snapshot wants the next frame's pixels")
+        hub.publish(frame(1, at: 10))
+        #expect(try await waiter.value.sequence == 1)
+    }
+
+    /// A frame left unread makes the one before it stale: it is never served as the newest.
+    @Test func anUnreadFrameRetiresThePreviousOne() async throws {
+        let hub = FrameHub()
+        _ = hub.reopen()
+        hub.publish(frame(1, at: 1))
+        hub.publishUnread(monotonicTime: 2)
+        #expect(hub.snapshot.framesCaptured == 2)
+        let waiter = Task { try await hub.rawFrame(notBefore: 0, timeout: .seconds(5)) }
+        try await Task.sleep(for: .milliseconds(50))
+        hub.publish(frame(3, at: 3))
+        #expect(try await waiter.value.sequence == 3, "frame 1 was served after a newer frame had come")
+    }
+
+    /// A thumbnail rendered from the raw frame asks the encoders for nothing.
+    @Test func aRawFrameWaiterWakesNoEncoder() async throws {
+        let hub = FrameHub()
+        let epoch = hub.reopen()
+        let waiter = Task { try await hub.rawFrame(notBefore: 5, timeout: .seconds(5)) }
+        try await Task.sleep(for: .milliseconds(50))
+        hub.publish(frame(1, at: 5))
+        #expect(try await waiter.value.sequence == 1)
+        let encoder = Task.detached { hub.nextFrameToEncode(epoch: epoch)?.1 }
+        try await Task.sleep(for: .milliseconds(200))
+        hub.close()  // the encoder, if it was rightly waiting, is released with nothing
+        #expect(await encoder.value == nil, "the encoder was offered a frame nobody wanted as JPEG")
+    }
+
+    /// Encoders of a pool each take a different frame, and one that finishes late does not
+    /// send a client back in time.
+    @Test func aPoolEncodesEachFrameOnceAndDeliversInOrder() async throws {
+        let hub = FrameHub()
+        let epoch = hub.reopen()
+        let stream = hub.subscribe()
+        hub.publish(frame(1, at: 1))
+        let first = try #require(hub.nextFrameToEncode(epoch: epoch))
+        hub.publish(frame(2, at: 2))
+        let second = try #require(hub.nextFrameToEncode(epoch: epoch))
+        #expect(first.0.sequence == 1)
+        #expect(second.0.sequence == 2, "a second encoder was given a frame already taken")
+
+        hub.deliver(encoded(second.0), generation: second.1, epoch: epoch)
+        hub.deliver(encoded(first.0), generation: first.1, epoch: epoch)  // finishes late
+        hub.publish(frame(3, at: 3))
+        let third = try #require(hub.nextFrameToEncode(epoch: epoch))
+        hub.deliver(encoded(third.0), generation: third.1, epoch: epoch)
+
+        var received: [UInt32] = []
+        for await frame in stream {
+            received.append(frame.sequence)
+            if frame.sequence == 3 { break }
+        }
+        #expect(received == [2, 3])
+        #expect(hub.snapshot.framesOutrun == 1)
+    }
+
     @Test func aLostDeviceFailsWaitersAtOnce() async {
         let hub = FrameHub()
         _ = hub.reopen()

@@ -76,6 +76,13 @@ import VideoCore
                 #expect(abs(position.latitude + 33.8688) < 1e-6 && abs(position.longitude - 151.2093) < 1e-6)
                 #expect(position.altitude == -3)
             }
+            // A thumbnail of the saved photo is a new JPEG: it keeps the position too.
+            try await client.execute(uri: "/v1/photos/\(name)?max=64", method: .get) { response in
+                let bytes = Array(response.body.readableBytesView)
+                #expect(try size(bytes) == FrameSize(width: 48, height: 64))
+                let position = try #require(EXIFReadBack.position(in: bytes), "the thumbnail lost the GPS position")
+                #expect(abs(position.latitude + 33.8688) < 1e-6 && abs(position.longitude - 151.2093) < 1e-6)
+            }
         }
     }
 

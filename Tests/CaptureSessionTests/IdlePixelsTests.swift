@@ -1,0 +1,84 @@
+@testable import CaptureSession
+import Foundation
+import Synchronization
+import Testing
+import V4L2
+import VideoCore
+
+/// A running camera nobody uses copies no pixels: each frame goes back to the
+/// driver unread, and only demand brings the copies (and encodes) back.
+@Suite struct IdlePixelsTests {
+    /// Frames taken with their pixels, and left unread.
+    final class Counts: Sendable {
+        let copies = Atomic<Int>(0)
+        let skips = Atomic<Int>(0)
+    }
+
+    /// The synthetic source, counting how its frames were taken.
+    final class CountingSource: FrameSource {
+        let inner: SyntheticSource
+        let counts: Counts
+        init(_ inner: SyntheticSource, counts: Counts) {
+            self.inner = inner
+            self.counts = counts
+        }
+        var name: String { inner.name }
+        var cardName: String { inner.cardName }
+        var configuration: CaptureConfiguration { inner.configuration }
+        var droppedFrames: Int { 0 }
+        func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
+            counts.copies.add(1, ordering: .relaxed)
+            return try inner.nextFrame(timeout: timeout)
+        }
+        func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
+            counts.skips.add(1, ordering: .relaxed)
+            return try inner.skipFrame(timeout: timeout)
+        }
+        func stop() { inner.stop() }
+    }
+
+    @Test func anIdleCameraCopiesNoPixelsUntilAsked() async throws {
+        let counts = Counts()
+        let settings = CameraSettings(id: "idle", device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240), fps: 30)
+        let session = CaptureSession(settings: settings, openSource: { (_, request, _) throws(DeviceError) in
+            CountingSource(try SyntheticSource(request: request), counts: counts)
+        })
+        await session.start()
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(counts.copies.load(ordering: .relaxed) == 0, "frames were copied with nobody asking")
+        #expect(counts.skips.load(ordering: .relaxed) >= 5, "the camera did not keep capturing")
+
+        let frame = try await session.snapshot()
+        #expect(frame.size == FrameSize(width: 320, height: 240))
+        #expect(counts.copies.load(ordering: .relaxed) >= 1)
+
+        // After the warm window, the camera goes back to leaving frames unread.
+        try await Task.sleep(for: .seconds(FrameHub.warmSeconds + 0.3))
+        let settled = counts.copies.load(ordering: .relaxed)
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(counts.copies.load(ordering: .relaxed) == settled, "pixels were still copied long after the last request")
+        await session.stop()
+    }
+
+    /// A thumbnail of a raw (YUYV) camera is rendered from its planes: nobody streams,
+    /// so no full-size JPEG is made for it.
+    @Test func aThumbnailOfARawCameraEncodesNoFullFrame() async throws {
+        let settings = CameraSettings(id: "raw", device: FrameSources.syntheticName, size: FrameSize(width: 640, height: 480), fps: 30)
+        let session = CaptureSession(settings: settings)
+        await session.start()
+        var image = ImageSettings()
+        image.geometry.longestSide = 160
+        let before = await session.status().framesEncoded
+        let shot = try await session.renderedSnapshot(image, quality: 85)
+        #expect(shot.fromRawFrame)
+        #expect(shot.size == FrameSize(width: 160, height: 120))
+        #expect(shot.frameSize == FrameSize(width: 640, height: 480))
+        #expect(await session.status().framesEncoded == before, "a full-size JPEG was encoded for a thumbnail")
+
+        // As captured, the shared encoded frame is served.
+        let full = try await session.renderedSnapshot(ImageSettings(), quality: 85)
+        #expect(!full.fromRawFrame)
+        #expect(full.size == FrameSize(width: 640, height: 480))
+        await session.stop()
+    }
+}
