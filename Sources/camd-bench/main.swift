@@ -1,12 +1,19 @@
-// camd-bench: the frame→JPEG path against TurboJPEG's own floor.
+// camd-bench: what camd's JPEG paths cost, on a photograph.
 //
 //   swift build -c release --product camd-bench
 //   scripts/bench-frames.py .build/bench        # the input frames (a photograph)
-//   .build/release/camd-bench encoder .build/bench
+//   .build/release/camd-bench encoder .build/bench [QUALITY] [SECONDS]
+//   .build/release/camd-bench thumbnail .build/bench [QUALITY] [SECONDS]
 //
-// For each size: camd's full path from a limited-range YUYV frame (deinterleave,
-// range expansion, tjCompressFromYUVPlanes) vs the floor, tjCompressFromYUVPlanes
-// on the same frame already planar and full range; same quality and 4:2:2.
+// encoder: for each size, camd's full path from a limited-range YUYV frame
+// (deinterleave, range expansion, tjCompressFromYUVPlanes) vs the floor,
+// tjCompressFromYUVPlanes on the same frame already planar and full range;
+// same quality and 4:2:2.
+//
+// thumbnail: for each size, what a 1/4 or 1/8 thumbnail costs next to a
+// full-size snapshot: from a raw YUYV frame (convert, resample, encode), from
+// a JPEG decoded at a DCT scale (MJPEG cameras, saved photos), and from a JPEG
+// decoded at full size, to show what DCT scaling saves.
 import Foundation
 import JPEG
 import VideoCore
@@ -62,14 +69,117 @@ func encoderBenchmark(folder: String, quality: Int, budget: Double) throws {
     }
 }
 
+/// One row of the thumbnail table: a path, its cost, and what it made.
+struct ThumbnailRow {
+    var path: String
+    var measurement: Measurement
+    var output: [UInt8]
+    var note = ""
+    var milliseconds: Double { measurement.seconds / Double(measurement.frames) * 1000 }
+}
+
+func thumbnailBenchmark(folder: String, quality: Int, budget: Double) throws {
+    let sizes = [FrameSize(width: 1280, height: 720), FrameSize(width: 1920, height: 1080), FrameSize(width: 3840, height: 2160)]
+    print("camd-bench thumbnail: quality \(quality), area interpolation, \(budget) s per figure, input: a photograph (scripts/bench-frames.py)")
+    func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
+    print(pad("size", 11) + pad("path", 28) + pad("ms/image", 10) + pad("ratio", 7) + pad("output", 11)
+          + pad("Y bytes/row", 13) + pad("JPEG bytes", 12) + "decode scale / note")
+    let checker = try JPEGDecoder()
+    for size in sizes {
+        let path = "\(folder)/motorcycle-\(size).yuyv"
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
+        }
+        let frame = [UInt8](data)
+        let layout = FrameLayout(format: .yuyv, size: size, bytesPerLine: size.width * 2, range: .limited)
+        let encoder = try FrameEncoder(quality: quality)
+        let pipeline = ImagePipeline()
+        let quarter = Geometry(longestSide: size.width / 4), eighth = Geometry(longestSide: size.width / 8)
+        var rows: [ThumbnailRow] = []
+
+        // 1. The baseline: a full-size snapshot of the raw frame.
+        let snapshot = try frame.withUnsafeBytes { try encoder.encode($0, layout: layout) }
+        let full = try frame.withUnsafeBytes { bytes in
+            try measure(budget: budget) { try encoder.encode(bytes, layout: layout).count }
+        }
+        rows.append(ThumbnailRow(path: "full snapshot", measurement: full, output: snapshot))
+
+        // 2, 3. Raw frame to thumbnail: planes into a reused image, then resample and encode.
+        // The conversion alone is timed too: it runs over the whole frame whatever the thumbnail's size.
+        var planes = YUVImage()
+        let conversion = frame.withUnsafeBytes { bytes in
+            measure(budget: budget / 2) { PlaneConversion.convert(bytes, layout: layout, into: &planes) ? 1 : 0 }
+        }
+        let convertNote = String(format: "of which convert %.2f ms", conversion.seconds / Double(conversion.frames) * 1000)
+        for (name, geometry) in [("raw -> 1/4", quarter), ("raw -> 1/8", eighth)] {
+            var output: [UInt8] = []
+            let cost = try frame.withUnsafeBytes { bytes in
+                try measure(budget: budget) {
+                    guard PlaneConversion.convert(bytes, layout: layout, into: &planes) else {
+                        throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: path])
+                    }
+                    output = try pipeline.jpeg(planes, geometry: geometry, overlay: nil, quality: quality)
+                    return output.count
+                }
+            }
+            rows.append(ThumbnailRow(path: name, measurement: cost, output: output, note: convertNote))
+        }
+
+        // 4. JPEG to thumbnail, decoded at the smallest sufficient DCT scale.
+        var scaled: [UInt8] = []
+        let dct = try measure(budget: budget) {
+            scaled = try pipeline.jpeg(jpeg: snapshot, geometry: quarter, overlay: nil, quality: quality)
+            return scaled.count
+        }
+        let decode = pipeline.lastDecode.map { "\($0.scale) (\($0.size))" } ?? "none"
+        rows.append(ThumbnailRow(path: "JPEG -> 1/4, DCT scaled", measurement: dct, output: scaled, note: decode))
+
+        // 5. For contrast: the same JPEG decoded at full size, then resampled.
+        let decoder = try JPEGDecoder()
+        var decoded = YUVImage()
+        var resized: [UInt8] = []
+        let fullDecode = try measure(budget: budget) {
+            _ = try decoder.decode(snapshot, into: &decoded)
+            resized = try pipeline.jpeg(decoded, geometry: quarter, overlay: nil, quality: quality)
+            return resized.count
+        }
+        rows.append(ThumbnailRow(path: "JPEG -> 1/4, full decode", measurement: fullDecode, output: resized,
+                                 note: "1/1 (\(decoded.size))"))
+
+        // Check each result by decoding it: the size must be what the geometry promises.
+        let expected = [size, try quarter.outputSize(for: size), try eighth.outputSize(for: size),
+                        try quarter.outputSize(for: size), try quarter.outputSize(for: size)]
+        var check = YUVImage()
+        for (row, want) in zip(rows, expected) {
+            _ = try checker.decode(row.output, into: &check)
+            guard check.size == want else {
+                throw CocoaError(.coderInvalidValue, userInfo: [NSDebugDescriptionErrorKey:
+                    "\(row.path) at \(size) made a \(check.size) JPEG; expected \(want)"])
+            }
+            print(pad("\(size)", 11) + pad(row.path, 28) + pad(String(format: "%.2f", row.milliseconds), 10)
+                  + pad(String(format: "%.3f", row.milliseconds / rows[0].milliseconds), 7) + pad("\(check.size)", 11)
+                  + pad("\(check.stride(0))", 13) + pad("\(row.output.count)", 12) + row.note)
+        }
+    }
+}
+
 let arguments = CommandLine.arguments
-guard arguments.count >= 3, arguments[1] == "encoder" else {
-    FileHandle.standardError.write(Data("usage: camd-bench encoder FRAMES_DIR [QUALITY] [SECONDS]\n".utf8))
+let benchmarks: [String: (String, Int, Double) throws -> Void] = [
+    "encoder": { try encoderBenchmark(folder: $0, quality: $1, budget: $2) },
+    "thumbnail": { try thumbnailBenchmark(folder: $0, quality: $1, budget: $2) },
+]
+guard arguments.count >= 3, let benchmark = benchmarks[arguments[1]] else {
+    FileHandle.standardError.write(Data("""
+        usage: camd-bench encoder FRAMES_DIR [QUALITY] [SECONDS]     camd's YUYV->JPEG path vs TurboJPEG's floor
+               camd-bench thumbnail FRAMES_DIR [QUALITY] [SECONDS]   1/4 and 1/8 thumbnails vs a full snapshot
+        FRAMES_DIR holds motorcycle-WxH.yuyv from scripts/bench-frames.py; QUALITY defaults to 85, SECONDS to 2
+
+        """.utf8))
     exit(64)
 }
 do {
-    try encoderBenchmark(folder: arguments[2], quality: arguments.count > 3 ? Int(arguments[3]) ?? 85 : 85,
-                         budget: arguments.count > 4 ? Double(arguments[4]) ?? 2 : 2)
+    try benchmark(arguments[2], arguments.count > 3 ? Int(arguments[3]) ?? 85 : 85,
+                  arguments.count > 4 ? Double(arguments[4]) ?? 2 : 2)
 } catch {
     FileHandle.standardError.write(Data("camd-bench: \(error)\n".utf8))
     exit(1)
