@@ -57,20 +57,24 @@ public struct ImageSettings: Sendable, Hashable {
         return (tagged(rendered, size: outputSize, captureTime: captureTime, card: card, location: location), outputSize)
     }
 
-    /// Renders a raw Y'CbCr frame from its planes (off the caller's thread): scaled before the
-    /// encoder, so a thumbnail costs about what its own size costs; tagged as `render` tags.
+    /// Renders a raw Y'CbCr frame from its planes (off the caller's thread), box-reduced and
+    /// scaled before the encoder, so a thumbnail costs little more than its own size; tagged
+    /// as `render` tags.
     public func render(_ frame: Frame, camera: String, card: String?, quality: Int,
                        location: EXIF.GPSPosition? = nil) async throws(ImageError) -> (jpeg: [UInt8], size: FrameSize) {
         let geometry = self.geometry
         let overlay = textOverlay(time: frame.captureTime, camera: camera, sequence: UInt64(frame.sequence))
         let (jpeg, size) = try await BlockingIO.run { () throws(ImageError) -> ([UInt8], FrameSize) in
-            guard let needed = PlaneConversion.requiredBytes(frame.layout), frame.bytes.count >= needed else {
-                throw .unreadableImage("a \(frame.layout) frame of \(frame.bytes.count) bytes is short or not Y'CbCr")
+            let pipeline = ImagePipeline()
+            var result: Result<[UInt8], ImageError> = .failure(.unreadableImage("empty frame"))
+            frame.bytes.withUnsafeBytes { bytes in
+                do throws(ImageError) {
+                    result = .success(try pipeline.jpeg(frame: bytes, layout: frame.layout, geometry: geometry, overlay: overlay, quality: quality))
+                } catch {
+                    result = .failure(error)
+                }
             }
-            var planes = YUVImage()
-            _ = frame.bytes.withUnsafeBytes { PlaneConversion.convert($0, layout: frame.layout, into: &planes) }
-            let output = try ImagePipeline().jpeg(planes, geometry: geometry, overlay: overlay, quality: quality)
-            return (output, try geometry.outputSize(for: frame.layout.size))
+            return (try result.get(), try geometry.outputSize(for: frame.layout.size))
         }
         return (tagged(jpeg, size: size, captureTime: frame.captureTime, card: card, location: location), size)
     }

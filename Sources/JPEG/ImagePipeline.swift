@@ -52,6 +52,8 @@ public final class ImagePipeline {
 
     /// The last JPEG decode: its full size, the DCT scale chosen, and the size decoded before resampling.
     public private(set) var lastDecode: JPEGDecoder.ScaledDecode?
+    /// The last raw frame's box reduction (1, 2, 4 or 8) before resampling.
+    public private(set) var lastReduction: Int?
 
     public init() {}
 
@@ -92,6 +94,27 @@ public final class ImagePipeline {
     /// Renders and encodes: the snapshot path for Y'CbCr frames.
     public func jpeg(_ image: YUVImage, geometry: Geometry, overlay: TextOverlay?, quality: Int) throws(ImageError) -> [UInt8] {
         try render(image, geometry: geometry, overlay: overlay, into: &rendered)
+        return try encode(rendered, quality: quality)
+    }
+
+    /// Converts a raw Y'CbCr frame at the largest box reduction (1/2, 1/4, 1/8) that still
+    /// holds the pixels `geometry` needs, then renders and encodes: a thumbnail of a YUYV
+    /// camera never makes, converts or resamples the full-size image.
+    public func jpeg(frame bytes: UnsafeRawBufferPointer, layout frameLayout: FrameLayout, geometry: Geometry,
+                     overlay: TextOverlay?, quality: Int) throws(ImageError) -> [UInt8] {
+        guard let subsampling = PlaneConversion.subsampling(for: frameLayout.format),
+              let needed = PlaneConversion.requiredBytes(frameLayout), bytes.count >= needed else {
+            throw .unreadableImage("a \(frameLayout) frame of \(bytes.count) bytes is short or not Y'CbCr")
+        }
+        let full = frameLayout.size
+        let layout = try geometry.layout(for: full, subsampling: subsampling)
+        let factor = PlaneConversion.reduction(for: frameLayout, covering: layout.decodeSize(full: full))
+        _ = PlaneConversion.convert(bytes, layout: frameLayout, reducedBy: factor, into: &decoded)
+        lastReduction = factor
+        let reduced = layout.rescaled(from: full, to: decoded.size)
+        rendered.reshape(reduced.outputSize, reduced.subsampling)
+        draw(decoded, layout: reduced, into: &rendered, at: (0, 0))
+        overlay?.draw(into: &rendered)
         return try encode(rendered, quality: quality)
     }
 

@@ -1,0 +1,89 @@
+import VideoCore
+
+extension PlaneConversion {
+    /// The box reductions a packed 4:2:2 frame converts at, largest first.
+    static let reductions = [8, 4, 2]
+
+    /// The largest reduction (8, 4, 2, or 1 for none) that still leaves at least
+    /// `covering` pixels each way, for formats `convert(_:layout:reducedBy:into:)` reduces.
+    public static func reduction(for layout: FrameLayout, covering: FrameSize) -> Int {
+        guard packedPositions(layout.format) != nil else { return 1 }
+        return reductions.first { factor in
+            layout.size.width / factor >= covering.width && layout.size.height / factor >= covering.height
+        } ?? 1
+    }
+
+    /// Converts a packed 4:2:2 frame (YUYV, UYVY, YVYU, VYUY) at 1/`factor` of its size
+    /// each way, every sample the mean of its `factor`×`factor` box, then expanded to full
+    /// range: a thumbnail reads the frame once and writes only its own pixels, and the
+    /// box mean is what area interpolation would give. `factor` 1 is `convert`; other
+    /// formats return false unless `factor` is 1.
+    public static func convert(_ source: UnsafeRawBufferPointer, layout: FrameLayout, reducedBy factor: Int,
+                               into image: inout YUVImage) -> Bool {
+        if factor == 1 { return convert(source, layout: layout, into: &image) }
+        guard [2, 4, 8].contains(factor), let positions = packedPositions(layout.format),
+              let needed = requiredBytes(layout), source.count >= needed else { return false }
+        let full = layout.size
+        let size = FrameSize(width: max(1, full.width / factor), height: max(1, full.height / factor))
+        image.reshape(size, .s422)
+        let stride = layout.bytesPerLine > 0 ? layout.bytesPerLine : defaultStride(layout)
+        let lumaTable = layout.range == .limited ? expandLuma : identity
+        let chromaTable = layout.range == .limited ? expandChroma : identity
+        let shift = factor.trailingZeroBitCount * 2  // the box holds factor² samples
+        let half = 1 << (shift - 1)
+        let rowBytes = full.width / 2 * 4
+        let lastPair = full.width / 2 - 1
+        let chromaWidth = image.stride(1)
+        let cbOffset = image.offset(1), crOffset = image.offset(2)
+        // One row of box sums: each of the frame's bytes summed down `factor` rows.
+        var column = [UInt16](repeating: 0, count: rowBytes)
+
+        lumaTable.withUnsafeBufferPointer { lut in
+        chromaTable.withUnsafeBufferPointer { clut in
+        column.withUnsafeMutableBufferPointer { sums in
+        image.storage.withUnsafeMutableBufferPointer { out in
+            let src = source.bindMemory(to: UInt8.self)
+            for row in 0..<size.height {
+                // Vertical sums first: a plain loop over bytes the compiler vectorizes.
+                let top = row * factor * stride
+                for i in 0..<rowBytes { sums[i] = UInt16(src[top + i]) }
+                for down in 1..<factor {
+                    let line = top + down * stride
+                    for i in 0..<rowBytes { sums[i] &+= UInt16(src[line + i]) }
+                }
+                // Then across: `factor` luma samples (every other byte) or chroma pairs (every fourth).
+                let lumaRow = row * size.width
+                for x in 0..<size.width {
+                    var total = 0
+                    let first = x * factor
+                    for j in 0..<factor { total += Int(sums[2 * (first + j) + positions.luma]) }
+                    out[lumaRow + x] = lut[(total + half) >> shift]
+                }
+                let chromaRow = row * chromaWidth
+                for x in 0..<chromaWidth {
+                    var cb = 0, cr = 0
+                    for j in 0..<factor {
+                        let pair = min(x * factor + j, lastPair)
+                        cb += Int(sums[4 * pair + positions.cb])
+                        cr += Int(sums[4 * pair + positions.cr])
+                    }
+                    out[cbOffset + chromaRow + x] = clut[(cb + half) >> shift]
+                    out[crOffset + chromaRow + x] = clut[(cr + half) >> shift]
+                }
+            }
+        }}}}
+        return true
+    }
+
+    /// Where luma (the first of each pair of pixels; the second is 2 bytes on) and the
+    /// two chroma samples sit in each 4-byte pair of a packed 4:2:2 format.
+    static func packedPositions(_ format: PixelFormat) -> (luma: Int, cb: Int, cr: Int)? {
+        switch format {
+        case .yuyv: return (0, 1, 3)
+        case .uyvy: return (1, 0, 2)
+        case .yvyu: return (0, 3, 1)
+        case .vyuy: return (1, 2, 0)
+        default: return nil
+        }
+    }
+}
