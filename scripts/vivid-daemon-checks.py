@@ -127,6 +127,16 @@ try:
     check("rotate=90 turns the bars horizontal: colour changes down a column, not along a row",
           image is not None and image.size == (240, 320) and spread(down) > 150 and spread(across) < 40,
           f"{image.size if image else code}, down {spread(down)}, across {spread(across)}")
+    # A thumbnail of a raw (YUYV) camera is drawn from the raw frame's box-reduced planes:
+    # with nobody streaming, no full-size JPEG is encoded for it.
+    time.sleep(1)  # any encode for an earlier request has finished
+    before = status()["frames_encoded"]
+    thumbs = [call("GET", "/v1/cameras/vivid/snapshot?max=160") for _ in range(3)]
+    after = status()["frames_encoded"]
+    size, colours = bars(thumbs[-1][2]) if thumbs[-1][0] == 200 else (None, [])
+    check("a thumbnail from the raw frame: 160x120, vivid's bars, black near 0, no full-size encode",
+          size == (160, 120) and bars_ok(colours, 12) and max(colours[7]) <= 8 and after == before,
+          f"{size} {colours} frames_encoded {before} -> {after}")
     plain = Image.open(io.BytesIO(call("GET", "/v1/cameras/vivid/snapshot?max=320&max_age_ms=0")[2])).convert("L")
     _, _, jpeg = call("GET", "/v1/cameras/vivid/snapshot?max=320&overlay=%25H:%25M:%25S%20%7Bcamera%7D&overlay_corner=bottom-right")
     labelled = Image.open(io.BytesIO(jpeg)).convert("L")
