@@ -48,4 +48,16 @@ public struct CameraStatus: Sendable, Codable {
     public var startedOnDemand: Bool
     /// Mean encode time over recent frames, milliseconds.
     public var encodeMilliseconds: Double?
+    public var encoderThreads: Int
+    /// The most memory this camera's frames can hold while running, from its configuration:
+    /// the driver's buffers, plus the newest raw frame and one being encoded per encoder
+    /// thread, plus each encoder's planes. Encoded JPEGs (a few per stream client, far
+    /// smaller) are not counted. Nil while not running.
+    public var frameMemoryBytes: Int?
+
+    /// `frameMemoryBytes` for a configuration: (buffers + 1 + encoders) frames + encoders × planes.
+    public static func frameMemoryBound(frameBytes: Int, size: FrameSize, driverBuffers: Int, encoderThreads: Int) -> Int {
+        let planes = size.area * 3  // 4:4:4 at most, the largest `YUVImage` an encoder keeps
+        return (driverBuffers + 1 + encoderThreads) * frameBytes + encoderThreads * planes
+    }
 }

@@ -346,7 +346,13 @@ public actor CaptureSession {
             configuredFPS: configuration?.interval?.fps, measuredFPS: (counters.measuredFPS * 10).rounded() / 10,
             quality: settings.quality, framesCaptured: counters.framesCaptured, framesEncoded: counters.framesEncoded,
             framesDropped: counters.brokenFrames + counters.deviceDrops, errors: errors, lastError: lastError, lastErrorKind: lastErrorKind, photoError: photoError,
-            streamClients: hub.subscriberCount, startedOnDemand: startedOnDemand, encodeMilliseconds: encode)
+            streamClients: hub.subscriberCount, startedOnDemand: startedOnDemand, encodeMilliseconds: encode,
+            encoderThreads: settings.encoderThreads,
+            frameMemoryBytes: configuration.map { configuration in
+                CameraStatus.frameMemoryBound(frameBytes: configuration.bufferSize, size: configuration.layout.size,
+                                              driverBuffers: source?.hasPrefix(FrameSources.syntheticName) == true ? 0 : CaptureStream.defaultBufferCount,
+                                              encoderThreads: settings.encoderThreads)
+            })
     }
 
     /// Encode times since the daemon started.

@@ -32,7 +32,10 @@ public final class CaptureStream {
     }
 
     /// Maps `count` buffers and starts streaming.
-    public init(device: VideoDevice, configuration: CaptureConfiguration, bufferCount: Int = 4) throws(DeviceError) {
+    /// Buffers asked of the driver: one being filled, one being read, two in reserve.
+    public static let defaultBufferCount = 4
+
+    public init(device: VideoDevice, configuration: CaptureConfiguration, bufferCount: Int = CaptureStream.defaultBufferCount) throws(DeviceError) {
         self.device = device
         self.configuration = configuration
         var request = v4l2_requestbuffers()

@@ -82,3 +82,26 @@ import VideoCore
         await session.stop()
     }
 }
+
+/// Status reports the bound on frame memory, from the configuration.
+@Suite struct FrameMemoryStatusTests {
+    @Test func theBoundFollowsSizeAndEncodersAndIsAbsentWhenStopped() async throws {
+        func bound(_ size: FrameSize, threads: Int) async -> Int? {
+            let session = CaptureSession(settings: CameraSettings(id: "mem", device: FrameSources.syntheticName, size: size,
+                                                                  fps: 30, encoderThreads: threads))
+            #expect(await session.status().frameMemoryBytes == nil, "a camera that is not running holds no frames")
+            await session.start()
+            let status = await session.status()
+            await session.stop()
+            #expect(status.encoderThreads == threads)
+            return status.frameMemoryBytes
+        }
+        let small = try #require(await bound(FrameSize(width: 320, height: 240), threads: 1))
+        let pool = try #require(await bound(FrameSize(width: 320, height: 240), threads: 3))
+        let large = try #require(await bound(FrameSize(width: 640, height: 480), threads: 1))
+        // The synthetic source has no driver buffers: the newest frame, one per encoder, and their planes.
+        #expect(small == 2 * 320 * 240 * 2 + 320 * 240 * 3)
+        #expect(pool == small + 2 * (320 * 240 * 2 + 320 * 240 * 3))
+        #expect(large == 4 * small)
+    }
+}
