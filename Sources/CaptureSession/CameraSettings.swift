@@ -28,6 +28,10 @@ public struct CameraSettings: Sendable, Hashable {
     /// Encoder threads for this camera's stream (`encoder_threads`): frames are encoded
     /// side by side when one encode takes longer than a frame interval.
     public var encoderThreads: Int
+    /// Encode every frame even with nobody streaming (`encode_every_frame`), as µStreamer
+    /// does: a snapshot is then answered from a JPEG already made, for the CPU of a
+    /// constant encode. Off by default: an idle camera then costs almost nothing.
+    public var encodeEveryFrame: Bool
 
     /// One encoder per core, so 1080p30 keeps up on a small board.
     public static let defaultEncoderThreads = min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 8)
@@ -36,7 +40,7 @@ public struct CameraSettings: Sendable, Hashable {
     public init(id: String, device: String? = nil, format: PixelFormat? = nil, size: FrameSize? = nil, fps: Double? = nil,
                 quality: Int = 85, controls: [String: String] = [:], autostart: Bool = true, idleStopSeconds: Double = 30,
                 photos: PhotoSettings = PhotoSettings(), image: ImageSettings = ImageSettings(), location: EXIF.GPSPosition? = nil,
-                encoderThreads: Int = CameraSettings.defaultEncoderThreads) {
+                encoderThreads: Int = CameraSettings.defaultEncoderThreads, encodeEveryFrame: Bool = false) {
         self.id = id
         self.device = device
         self.format = format
@@ -50,6 +54,7 @@ public struct CameraSettings: Sendable, Hashable {
         self.image = image
         self.location = location
         self.encoderThreads = encoderThreads
+        self.encodeEveryFrame = encodeEveryFrame
     }
 
     /// What to ask the device for.

@@ -65,7 +65,7 @@ public actor CaptureSession {
         reason = nil
         startedOnDemand = onDemand
         lastUse = .now
-        let epoch = hub.reopen()
+        let epoch = hub.reopen(encodeEveryFrame: settings.encodeEveryFrame)
         let (events, sink) = AsyncStream.makeStream(of: CaptureEvent.self)
         let worker = CaptureWorker(settings: settings, hub: hub, open: openSource) { sink.yield($0) }
         self.worker = worker

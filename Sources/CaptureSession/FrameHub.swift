@@ -28,6 +28,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     private var rawWaiters: [UInt64: RawWaiter] = [:]
     /// When someone last wanted a frame (CLOCK_MONOTONIC), for `wantsPixels`.
     private var lastDemand = -Double.infinity
+    /// Encode every frame, wanted or not (`encode_every_frame`).
+    private var encodesEveryFrame = false
     private var subscribers: [UInt64: AsyncStream<EncodedFrame>.Continuation] = [:]
     private var nextID: UInt64 = 0
     private var closed = false
@@ -76,7 +78,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     func wantsPixels(now: Double = FrameHub.monotonicNow()) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return !subscribers.isEmpty || !waiters.isEmpty || !rawWaiters.isEmpty || now - lastDemand < Self.warmSeconds
+        return encodesEveryFrame || !subscribers.isEmpty || !waiters.isEmpty || !rawWaiters.isEmpty
+            || now - lastDemand < Self.warmSeconds
     }
 
     /// Replaces the latest raw frame (called by the capture thread; never blocks on consumers).
@@ -143,7 +146,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         condition.lock()
         defer { condition.unlock() }
         while !closed && epoch == runEpoch {
-            let wanted = !subscribers.isEmpty || !waiters.isEmpty
+            let wanted = encodesEveryFrame || !subscribers.isEmpty || !waiters.isEmpty
             if wanted, rawGeneration > claimedGeneration, let frame = latestRaw {
                 claimedGeneration = rawGeneration
                 return (frame, rawGeneration)
@@ -329,12 +332,14 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         return now
     }
 
-    /// Opens the hub for a new run of the session.
+    /// Opens the hub for a new run of the session; with `encodeEveryFrame`, every frame
+    /// is encoded whether anyone wants it or not.
     @discardableResult
-    func reopen() -> UInt64 {
+    func reopen(encodeEveryFrame: Bool = false) -> UInt64 {
         condition.lock()
         defer { condition.unlock() }
         closed = false
+        encodesEveryFrame = encodeEveryFrame
         epoch &+= 1
         // Frames from before a restart were made with other settings: never serve them.
         latestRaw = nil

@@ -4,7 +4,7 @@ import VideoCore
 /// `POST /v1/cameras/{id}/configure`: the fields given replace the camera's
 /// settings, the rest stay; every field is checked before anything changes.
 enum ConfigureRequest {
-    static let fields: Set<String> = ["device", "format", "size", "fps", "quality", "controls", "autostart", "idle_stop", "photos", "encoder_threads"]
+    static let fields: Set<String> = ["device", "format", "size", "fps", "quality", "controls", "autostart", "idle_stop", "photos", "encoder_threads", "encode_every_frame"]
     static let photoFields: Set<String> = ["interval", "name", "keep_count", "keep_bytes", "keep_age"]
 
     static func apply(_ body: JSONFields, to current: CameraSettings) throws -> CameraSettings {
@@ -41,6 +41,7 @@ enum ConfigureRequest {
             s.controls = values
         }
         if let autostart = try body.bool("autostart") { s.autostart = autostart }
+        if let every = try body.bool("encode_every_frame") { s.encodeEveryFrame = every }
         if let threads = try body.integer("encoder_threads") {
             guard (1...CameraSettings.encoderThreadLimit).contains(threads) else {
                 throw body.invalid("encoder_threads", "must be from 1 to \(CameraSettings.encoderThreadLimit); got \(threads)")

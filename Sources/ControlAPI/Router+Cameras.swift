@@ -126,6 +126,7 @@ struct SettingsJSON: Encodable {
     var autostart: Bool
     var idleStop: Double
     var encoderThreads: Int
+    var encodeEveryFrame: Bool
     var photos: Photos
 
     struct Photos: Encodable {
@@ -147,6 +148,7 @@ struct SettingsJSON: Encodable {
         autostart = s.autostart
         idleStop = s.idleStopSeconds
         encoderThreads = s.encoderThreads
+        encodeEveryFrame = s.encodeEveryFrame
         photos = Photos(interval: s.photos.intervalSeconds, name: s.photos.namePattern, keepCount: s.photos.keepCount,
                         keepBytes: s.photos.keepBytes, keepAge: s.photos.keepSeconds)
     }

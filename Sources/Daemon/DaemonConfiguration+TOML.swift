@@ -43,7 +43,7 @@ extension DaemonConfiguration {
     static let daemonKeys = ["socket", "socket_mode", "socket_group", "read_only_group", "photo_folder", "log_level",
                              "tcp", "tcp_token", "shutdown_timeout", "idle_timeout"]
     static let cameraKeys = ["id", "device", "format", "size", "fps", "quality", "autostart", "idle_stop", "controls", "photos",
-                             "image", "location", "encoder_threads"]
+                             "image", "location", "encoder_threads", "encode_every_frame"]
     static let photoKeys = ["interval", "name", "keep_count", "keep_bytes", "keep_age"]
     /// The query parameters of the image endpoints, plus `stream_overlay`.
     static let imageKeys = ["width", "height", "fit", "max", "crop", "rotate", "flip", "interpolation", "pad",
@@ -251,6 +251,13 @@ extension DaemonConfiguration {
                     throw invalid(camera.path("encoder_threads"), threadsExpected, value)
                 }
                 settings.encoderThreads = threads
+            }
+
+            if let value = camera["encode_every_frame"] {
+                guard let every = value.bool else {
+                    throw fail(.wrongType, camera.path("encode_every_frame"), "must be true or false; got \(describe(value))")
+                }
+                settings.encodeEveryFrame = every
             }
 
             if let value = camera["autostart"] {

@@ -26,4 +26,21 @@ import VideoCore
         #expect(streaming.framesEncoded >= idle.framesEncoded + 5)
         await session.stop()
     }
+
+    /// `encode_every_frame`: with nobody asking, every frame is still encoded, so a
+    /// snapshot finds a JPEG already made.
+    @Test func encodeEveryFrameEncodesWithNoConsumer() async throws {
+        let session = CaptureSession(settings: CameraSettings(id: "always", device: FrameSources.syntheticName,
+                                                              size: FrameSize(width: 320, height: 240), fps: 30,
+                                                              encodeEveryFrame: true))
+        await session.start()
+        let before = await session.status()
+        try await Task.sleep(for: .milliseconds(700))
+        let after = await session.status()
+        #expect(after.framesEncoded >= before.framesEncoded + 5, "only \(after.framesEncoded - before.framesEncoded) frames encoded")
+        // The newest JPEG is at most a frame old: this one is served as it is, with no new encode for it.
+        let frame = try await session.snapshot(maxAge: 1)
+        #expect(frame.size == FrameSize(width: 320, height: 240))
+        await session.stop()
+    }
 }

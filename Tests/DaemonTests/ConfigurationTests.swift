@@ -28,6 +28,8 @@ import VideoCore
         quality = 90
         autostart = false
         idle_stop = "2m"
+        encoder_threads = 3
+        encode_every_frame = true
           [camera.controls]
           brightness = 140
           power_line_frequency = "50 Hz"
@@ -67,7 +69,8 @@ import VideoCore
             controls: ["brightness": "140", "power_line_frequency": "50 Hz", "exposure_dynamic_framerate": "false"],
             autostart: false, idleStopSeconds: 120,
             photos: PhotoSettings(intervalSeconds: 600, namePattern: PhotoSettings.defaultPattern, keepCount: 1000,
-                                  keepBytes: 2 * 1024 * 1024 * 1024, keepSeconds: 7 * 86400))
+                                  keepBytes: 2 * 1024 * 1024 * 1024, keepSeconds: 7 * 86400),
+            encoderThreads: 3, encodeEveryFrame: true)
         let door = CameraSettings(id: "door_2", format: .yuyv, fps: 15, idleStopSeconds: 0,
                                   photos: PhotoSettings(intervalSeconds: 90, keepBytes: 500_000))
         #expect(configuration.cameras == [bench, door])
@@ -256,6 +259,10 @@ struct BrokenFile: CustomTestStringConvertible, Sendable {
                    kind: .wrongType, keyPath: "camera[0].location.latitude", line: 4, says: ["degrees north"]),
         BrokenFile(name: "typo in location", text: "[[camera]]\nid = \"a\"\n[camera.location]\nlatitude = 1\nlongitude = 2\nelevation = 3\n",
                    kind: .unknownKey, keyPath: "camera[0].location.elevation", line: 6, says: ["known keys here are latitude, longitude, altitude"]),
+        BrokenFile(name: "no encoder threads", text: "[[camera]]\nid = \"a\"\nencoder_threads = 0\n",
+                   kind: .invalidValue, keyPath: "camera[0].encoder_threads", line: 3, says: ["from 1 to 16", "got 0"]),
+        BrokenFile(name: "encode_every_frame as a string", text: "[[camera]]\nid = \"a\"\nencode_every_frame = \"yes\"\n",
+                   kind: .wrongType, keyPath: "camera[0].encode_every_frame", line: 3, says: ["true or false"]),
     ]
 
     @Test(arguments: cases) func pointsAtTheKeyAndLine(_ broken: BrokenFile) {
