@@ -41,8 +41,10 @@ let package = Package(
             "CV4L2", "VideoCore", .product(name: "SystemPackage", package: "swift-system"),
         ], swiftSettings: strict),
         // Encoder, validation and image operations.
+        // Always optimized: its pixel loops (SIMD in PlaneConversion+SIMD) are hundreds of
+        // times slower at -Onone, too slow for the debug builds the VM tests run.
         .target(name: "JPEG", dependencies: ["CTurboJPEG", "CLibV4LConvert", "CV4L2", "VideoCore"],
-                swiftSettings: strict),
+                swiftSettings: strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Capture-session actors, frame fan-out, photo output; one-shot snapshots.
         .target(name: "CaptureSession", dependencies: [
             "V4L2", "JPEG", "VideoCore",

@@ -2,7 +2,8 @@ import VideoCore
 
 /// Turns camera pixel layouts into full-range planar Y'CbCr for the encoder, in
 /// one pass per frame: deinterleave and expand limited range (16...235) to JPEG's
-/// full range (0...255) through lookup tables, so black stays black.
+/// full range (0...255), so black stays black. Vector code (`PlaneConversion+SIMD`)
+/// does most of each row; the lookup tables define the result and finish the rows.
 public enum PlaneConversion {
     /// Formats converted here without libv4l, and the subsampling each keeps.
     public static func subsampling(for format: PixelFormat) -> ChromaSubsampling? {
@@ -49,39 +50,50 @@ public enum PlaneConversion {
                 case .yvyu: (0, 2, 3, 1)
                 default: (1, 3, 2, 0)  // VYUY
                 }
+                let lumaInHighByte = y0 == 1, cbFirst = cb < cr
                 let pairs = size.width / 2
                 for row in 0..<size.height {
-                    let line = row * stride
-                    var luma = row * size.width, chromaIndex = row * chroma.width
-                    for pair in 0..<pairs {
-                        let p = line + pair * 4
+                    let line = row * stride, lumaRow = row * size.width, chromaRow = row * chroma.width
+                    var done = 0  // pixels the vector path converted
+                    if let base = source.baseAddress, let target = out.baseAddress {
+                        let cbRow = target + cbOffset + chromaRow, crRow = target + crOffset + chromaRow
+                        done = convertPackedRow(base + line, pixels: pairs * 2, luma: target + lumaRow,
+                                                firstChroma: cbFirst ? cbRow : crRow, secondChroma: cbFirst ? crRow : cbRow,
+                                                lumaInHighByte: lumaInHighByte, expand: expand)
+                    }
+                    for pair in done / 2..<pairs {
+                        let p = line + pair * 4, luma = lumaRow + 2 * pair, chromaIndex = chromaRow + pair
                         out[luma] = lut[Int(src[p + y0])]
                         out[luma + 1] = lut[Int(src[p + y1])]
                         out[cbOffset + chromaIndex] = clut[Int(src[p + cb])]
                         out[crOffset + chromaIndex] = clut[Int(src[p + cr])]
-                        luma += 2
-                        chromaIndex += 1
                     }
                 }
             case .grey:
-                copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut)
+                copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut, expand ? .luma : .copy)
             case .yuv420, .yvu420, .yuv422p:
-                copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut)
+                copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut, expand ? .luma : .copy)
                 let chromaStride = stride / 2
                 let first = stride * size.height, second = first + chromaStride * chroma.height
                 let (cbSource, crSource) = layout.format == .yvu420 ? (second, first) : (first, second)
-                copyPlane(src, cbSource, chromaStride, out, cbOffset, chroma.width, chroma.width, chroma.height, clut)
-                copyPlane(src, crSource, chromaStride, out, crOffset, chroma.width, chroma.width, chroma.height, clut)
+                copyPlane(src, cbSource, chromaStride, out, cbOffset, chroma.width, chroma.width, chroma.height, clut, expand ? .chroma : .copy)
+                copyPlane(src, crSource, chromaStride, out, crOffset, chroma.width, chroma.width, chroma.height, clut, expand ? .chroma : .copy)
             case .nv12, .nv21, .nv16, .nv61:
-                copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut)
+                copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut, expand ? .luma : .copy)
                 let swapped = layout.format == .nv21 || layout.format == .nv61
                 let base = stride * size.height
                 for row in 0..<chroma.height {
                     let line = base + row * stride
-                    for x in 0..<chroma.width {
-                        let first = clut[Int(src[line + 2 * x])], second = clut[Int(src[line + 2 * x + 1])]
-                        out[cbOffset + row * chroma.width + x] = swapped ? second : first
-                        out[crOffset + row * chroma.width + x] = swapped ? first : second
+                    let cbRow = cbOffset + row * chroma.width, crRow = crOffset + row * chroma.width
+                    let (firstRow, secondRow) = swapped ? (crRow, cbRow) : (cbRow, crRow)
+                    var done = 0  // pairs the vector path split
+                    if let from = source.baseAddress, let to = out.baseAddress {
+                        done = splitPairRow(from + line, pairs: chroma.width, first: to + firstRow, second: to + secondRow,
+                                            expand: expand)
+                    }
+                    for x in done..<chroma.width {
+                        out[firstRow + x] = clut[Int(src[line + 2 * x])]
+                        out[secondRow + x] = clut[Int(src[line + 2 * x + 1])]
                     }
                 }
             default:
@@ -110,12 +122,26 @@ public enum PlaneConversion {
         }
     }
 
+    /// What `copyPlane` does to each sample: copy it, or expand it as luma or chroma.
+    private enum PlaneMode { case copy, luma, chroma }
+
     private static func copyPlane(_ src: UnsafeBufferPointer<UInt8>, _ srcOffset: Int, _ srcStride: Int,
                                   _ out: UnsafeMutableBufferPointer<UInt8>, _ outOffset: Int, _ outStride: Int,
-                                  _ width: Int, _ height: Int, _ table: UnsafeBufferPointer<UInt8>) {
+                                  _ width: Int, _ height: Int, _ table: UnsafeBufferPointer<UInt8>,
+                                  _ mode: PlaneMode) {
         for row in 0..<height {
             let s = srcOffset + row * srcStride, d = outOffset + row * outStride
-            for x in 0..<width { out[d + x] = table[Int(src[s + x])] }
+            var done = 0  // samples the vector path or a plain copy handled
+            if let from = src.baseAddress, let to = out.baseAddress {
+                switch mode {
+                case .copy:
+                    (to + d).update(from: from + s, count: width)
+                    done = width
+                case .luma, .chroma:
+                    done = expandRow(from + s, into: to + d, count: width, chroma: mode == .chroma)
+                }
+            }
+            for x in done..<width { out[d + x] = table[Int(src[s + x])] }
         }
     }
 }

@@ -83,3 +83,183 @@ import VideoCore
         #expect(PlaneConversion.requiredBytes(FrameLayout(format: .rgb24, size: size, bytesPerLine: 1920, range: .full)) == nil)
     }
 }
+
+/// The vector paths of `PlaneConversion` against a per-pixel reference written
+/// independently of them (formulas and byte orders spelled out here).
+@Suite struct VectorConversionTests {
+    @Test func tablesMatchTheirFormulas() {
+        for value in 0...255 {
+            #expect(PlaneConversion.expandLuma[value] == referenceLuma(UInt8(value)), "Y \(value)")
+            #expect(PlaneConversion.expandChroma[value] == referenceChroma(UInt8(value)), "C \(value)")
+        }
+    }
+
+    /// Every byte through the planar vector path, as luma and as chroma.
+    @Test func planeRowsExpandEveryByte() {
+        let bytes = (0...255).map { UInt8($0) }
+        for chroma in [false, true] {
+            var out = [UInt8](repeating: 0, count: 256)
+            let done = bytes.withUnsafeBytes { source in
+                out.withUnsafeMutableBufferPointer {
+                    PlaneConversion.expandRow(source.baseAddress!, into: $0.baseAddress!, count: 256, chroma: chroma)
+                }
+            }
+            #expect(done == 256)
+            #expect(out == bytes.map { chroma ? referenceChroma($0) : referenceLuma($0) }, "chroma: \(chroma)")
+        }
+    }
+
+    /// Every byte through the packed vector path, as luma and in both chroma positions.
+    @Test func packedRowsExpandEveryByte() {
+        // 512 YUYV pixels: Y0 = i, Y1 = 255 - i, Cb = i, Cr = 255 - i for pair i.
+        let bytes: [UInt8] = (0..<256).flatMap { (i: Int) -> [UInt8] in
+            let up = UInt8(i), down = UInt8(255 - i)
+            return [up, up, down, down]
+        }
+        var luma = [UInt8](repeating: 0, count: 512), cb = [UInt8](repeating: 0, count: 256)
+        var cr = [UInt8](repeating: 0, count: 256)
+        let done = bytes.withUnsafeBytes { source in
+            luma.withUnsafeMutableBufferPointer { y in
+                cb.withUnsafeMutableBufferPointer { u in
+                    cr.withUnsafeMutableBufferPointer { v in
+                        PlaneConversion.convertPackedRow(source.baseAddress!, pixels: 512, luma: y.baseAddress!,
+                                                         firstChroma: u.baseAddress!, secondChroma: v.baseAddress!,
+                                                         lumaInHighByte: false, expand: true)
+                    }
+                }
+            }
+        }
+        #expect(done == 512)
+        let expectedLuma: [UInt8] = (0..<256).flatMap { (i: Int) -> [UInt8] in
+            [referenceLuma(UInt8(i)), referenceLuma(UInt8(255 - i))]
+        }
+        #expect(luma == expectedLuma)
+        #expect(cb == (0..<256).map { referenceChroma(UInt8($0)) })
+        #expect(cr == (0..<256).map { referenceChroma(UInt8(255 - $0)) })
+    }
+
+    static let widths = [2, 30, 34, 66, 642]  // below, between and just past multiples of 16
+    static let paddings = [0, 3, 64]  // tight, odd (unaligned rows), wide
+
+    @Test(arguments: [PixelFormat.yuyv, .uyvy, .yvyu, .vyuy])
+    func packedFramesMatchPerPixelReference(format: PixelFormat) {
+        // Where Y0, Cb (U), Y1, Cr (V) sit in each 4-byte group: the fourCC spells it.
+        let order = Array(format.fourCC)
+        let y0 = order.firstIndex(of: "Y")!, y1 = order.lastIndex(of: "Y")!
+        let u = order.firstIndex(of: "U")!, v = order.firstIndex(of: "V")!
+        var random = SeededBytes(seed: 42)
+        for width in Self.widths {
+            for padding in Self.paddings {
+                for range in [ColorRange.limited, .full] {
+                    let height = 3, stride = width * 2 + padding
+                    let bytes = random.bytes(stride * height)
+                    let (expandY, expandC) = expansions(range)
+                    var y: [UInt8] = [], cb: [UInt8] = [], cr: [UInt8] = []
+                    for row in 0..<height {
+                        for pair in 0..<width / 2 {
+                            let p = row * stride + pair * 4
+                            y += [expandY(bytes[p + y0]), expandY(bytes[p + y1])]
+                            cb.append(expandC(bytes[p + u]))
+                            cr.append(expandC(bytes[p + v]))
+                        }
+                    }
+                    let layout = FrameLayout(format: format, size: FrameSize(width: width, height: height),
+                                             bytesPerLine: stride, range: range)
+                    expectConversion(bytes, layout, equals: [y, cb, cr])
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [PixelFormat.grey, .yuv420, .yvu420, .yuv422p, .nv12, .nv21, .nv16, .nv61])
+    func planarFramesMatchPerPixelReference(format: PixelFormat) {
+        var random = SeededBytes(seed: 7)
+        for width in Self.widths {
+            for padding in Self.paddings {
+                for range in [ColorRange.limited, .full] {
+                    let height = 3, stride = width + padding
+                    let chromaWidth = (width + 1) / 2
+                    let chromaHeight = [.yuv420, .yvu420, .nv12, .nv21].contains(format) ? (height + 1) / 2 : height
+                    let planar = [.yuv420, .yvu420, .yuv422p].contains(format)
+                    let chromaBytes = format == .grey ? 0 : planar ? 2 * (stride / 2) * chromaHeight : stride * chromaHeight
+                    let bytes = random.bytes(stride * height + chromaBytes)
+                    let (expandY, expandC) = expansions(range)
+                    var y: [UInt8] = [], cb: [UInt8] = [], cr: [UInt8] = []
+                    for row in 0..<height {
+                        y += (0..<width).map { expandY(bytes[row * stride + $0]) }
+                    }
+                    let base = stride * height
+                    for row in 0..<(format == .grey ? 0 : chromaHeight) {
+                        for x in 0..<chromaWidth {
+                            let first: UInt8, second: UInt8
+                            if planar {
+                                let plane = (stride / 2) * chromaHeight, at = base + row * (stride / 2) + x
+                                (first, second) = (bytes[at], bytes[at + plane])
+                            } else {
+                                let at = base + row * stride + 2 * x
+                                (first, second) = (bytes[at], bytes[at + 1])
+                            }
+                            let swapped = [.yvu420, .nv21, .nv61].contains(format)
+                            cb.append(expandC(swapped ? second : first))
+                            cr.append(expandC(swapped ? first : second))
+                        }
+                    }
+                    let layout = FrameLayout(format: format, size: FrameSize(width: width, height: height),
+                                             bytesPerLine: stride, range: range)
+                    expectConversion(bytes, layout, equals: [y, cb, cr])
+                }
+            }
+        }
+    }
+
+    private func expectConversion(_ bytes: [UInt8], _ layout: FrameLayout, equals planes: [[UInt8]],
+                                  sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(PlaneConversion.requiredBytes(layout) == bytes.count, sourceLocation: sourceLocation)
+        var image = YUVImage()
+        let handled = bytes.withUnsafeBytes { PlaneConversion.convert($0, layout: layout, into: &image) }
+        #expect(handled, sourceLocation: sourceLocation)
+        for (plane, expected) in planes.enumerated() {
+            let start = image.offset(plane)
+            let actual = Array(image.storage[start..<start + expected.count])
+            // Name the first wrong sample rather than print whole planes.
+            let wrong = expected.indices.first { actual[$0] != expected[$0] }
+            #expect(wrong == nil, """
+                \(layout) stride \(layout.bytesPerLine) \(layout.range): plane \(plane) sample \(wrong ?? 0) \
+                is \(actual[wrong ?? 0]), want \(expected[wrong ?? 0])
+                """, sourceLocation: sourceLocation)
+        }
+    }
+}
+
+/// round((Y - 16) * 255 / 219), clamped: limited-range luma in full range.
+private func referenceLuma(_ value: UInt8) -> UInt8 {
+    let scaled = (Double(value) - 16) * 255 / 219
+    return UInt8(max(0, min(255, scaled.rounded())))
+}
+
+/// round((C - 128) * 255 / 224 + 128), clamped.
+private func referenceChroma(_ value: UInt8) -> UInt8 {
+    let scaled = (Double(value) - 128) * 255 / 224 + 128
+    return UInt8(max(0, min(255, scaled.rounded())))
+}
+
+private func expansions(_ range: ColorRange) -> (luma: (UInt8) -> UInt8, chroma: (UInt8) -> UInt8) {
+    let unchanged: (UInt8) -> UInt8 = { $0 }
+    return range == .limited ? (referenceLuma, referenceChroma) : (unchanged, unchanged)
+}
+
+/// Reproducible test frames (SplitMix64).
+private struct SeededBytes {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func bytes(_ count: Int) -> [UInt8] {
+        (0..<count).map { _ in
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return UInt8(truncatingIfNeeded: z ^ (z >> 31))
+        }
+    }
+}
