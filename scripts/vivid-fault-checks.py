@@ -107,7 +107,7 @@ stream = StreamClient()
 stream.start()
 quick_503, recovered, errors_before = 0, 0, status()["errors"]
 in_flight_answers, outages = [], []
-for round in range(DISCONNECTS):
+for attempt in range(DISCONNECTS):
     in_flight = {}
 
     def snapshot():

@@ -128,6 +128,10 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         condition.lock()
         latestRaw = nil
         latestEncoded = nil
+        // A frame still being encoded was captured before the loss: it must not reach a
+        // stream after it (an emulated or slow machine may take seconds to encode).
+        claimedGeneration = rawGeneration
+        deliveredGeneration = rawGeneration
         counters.lastFrameMonotonic = nil
         rateMeter.reset()
         let failed = waiters.values.map(\.continuation), failedRaw = rawWaiters.values.map(\.continuation)

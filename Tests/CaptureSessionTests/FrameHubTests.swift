@@ -120,6 +120,25 @@ import VideoCore
         #expect(hub.snapshot.framesOutrun == 1)
     }
 
+    /// A frame an encoder took before the device was lost, finished after, never reaches a
+    /// stream: the client would see a picture from before the disconnect as new.
+    @Test func anEncodeFinishedAfterALossIsNotDelivered() async throws {
+        let hub = FrameHub()
+        let epoch = hub.reopen()
+        let stream = hub.subscribe()
+        hub.publish(frame(1, at: 1))
+        let taken = try #require(hub.nextFrameToEncode(epoch: epoch))
+        hub.deviceLost(.waitingForDevice("gone"))
+        hub.deliver(encoded(taken.0), generation: taken.1, epoch: epoch)  // the slow encode ends
+        hub.publish(frame(2, at: 2))  // the device is back
+        let next = try #require(hub.nextFrameToEncode(epoch: epoch))
+        hub.deliver(encoded(next.0), generation: next.1, epoch: epoch)
+        for await frame in stream {
+            #expect(frame.sequence == 2, "frame \(frame.sequence), from before the loss, was streamed after it")
+            break
+        }
+    }
+
     @Test func aLostDeviceFailsWaitersAtOnce() async {
         let hub = FrameHub()
         _ = hub.reopen()
