@@ -40,35 +40,36 @@ extension PlaneConversion {
 
         lumaTable.withUnsafeBufferPointer { lut in
         chromaTable.withUnsafeBufferPointer { clut in
-        column.withUnsafeMutableBufferPointer { sums in
-        image.storage.withUnsafeMutableBufferPointer { out in
-            let src = source.bindMemory(to: UInt8.self)
+        column.withUnsafeMutableBufferPointer { sumsBuffer in
+        image.storage.withUnsafeMutableBufferPointer { outBuffer in
+            guard let src = source.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                  let sums = sumsBuffer.baseAddress, let out = outBuffer.baseAddress else { return }
             for row in 0..<size.height {
-                // Vertical sums first: a plain loop over bytes the compiler vectorizes.
-                let top = row * factor * stride
-                for i in 0..<rowBytes { sums[i] = UInt16(src[top + i]) }
+                // Vertical sums first: plain loops over bytes that the compiler vectorizes.
+                let top = src + row &* factor &* stride
+                for i in 0..<rowBytes { sums[i] = UInt16(top[i]) }
                 for down in 1..<factor {
-                    let line = top + down * stride
-                    for i in 0..<rowBytes { sums[i] &+= UInt16(src[line + i]) }
+                    let line = top + down &* stride
+                    for i in 0..<rowBytes { sums[i] &+= UInt16(line[i]) }
                 }
                 // Then across: `factor` luma samples (every other byte) or chroma pairs (every fourth).
-                let lumaRow = row * size.width
+                let luma = out + row &* size.width
                 for x in 0..<size.width {
                     var total = 0
-                    let first = x * factor
-                    for j in 0..<factor { total += Int(sums[2 * (first + j) + positions.luma]) }
-                    out[lumaRow + x] = lut[(total + half) >> shift]
+                    let first = sums + (2 &* x &* factor &+ positions.luma)
+                    for j in 0..<factor { total &+= Int(first[2 &* j]) }
+                    luma[x] = lut[(total &+ half) &>> shift]
                 }
-                let chromaRow = row * chromaWidth
+                let cbRow = out + (cbOffset &+ row &* chromaWidth), crRow = out + (crOffset &+ row &* chromaWidth)
                 for x in 0..<chromaWidth {
                     var cb = 0, cr = 0
                     for j in 0..<factor {
-                        let pair = min(x * factor + j, lastPair)
-                        cb += Int(sums[4 * pair + positions.cb])
-                        cr += Int(sums[4 * pair + positions.cr])
+                        let pair = 4 &* min(x &* factor &+ j, lastPair)
+                        cb &+= Int(sums[pair &+ positions.cb])
+                        cr &+= Int(sums[pair &+ positions.cr])
                     }
-                    out[cbOffset + chromaRow + x] = clut[(cb + half) >> shift]
-                    out[crOffset + chromaRow + x] = clut[(cr + half) >> shift]
+                    cbRow[x] = clut[(cb &+ half) &>> shift]
+                    crRow[x] = clut[(cr &+ half) &>> shift]
                 }
             }
         }}}}
