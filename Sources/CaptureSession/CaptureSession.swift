@@ -179,7 +179,7 @@ public actor CaptureSession {
     // MARK: frames
 
     /// The newest frame as JPEG, captured no longer than `maxAge` seconds before the
-    /// request (default: one frame interval; 0: captured after the request). A camera
+    /// request (default: `defaultMaxAge`; 0: captured after the request). A camera
     /// that is not running is started for it, and stopped again after it idles.
     public func snapshot(maxAge: Double? = nil, timeout: Duration? = nil) async throws(SessionError) -> EncodedFrame {
         lastUse = .now
@@ -190,7 +190,9 @@ public actor CaptureSession {
         }
         try await ensureRunning()
         let interval = frameInterval
-        let age = maxAge ?? interval
+        let encodes = hub.snapshot.encodeSeconds
+        let age = maxAge ?? Self.defaultMaxAge(interval: interval, encodeEveryFrame: settings.encodeEveryFrame,
+                                               meanEncode: encodes.isEmpty ? 0 : encodes.reduce(0, +) / Double(encodes.count))
         // Generous: it returns as soon as a frame arrives, and a slow machine may need it.
         let wait = timeout ?? .milliseconds(Int64(max(10, 10 * interval) * 1000))
         do {
@@ -224,6 +226,14 @@ public actor CaptureSession {
         } catch {
             throw .shuttingDown
         }
+    }
+
+    /// How old a snapshot's frame may be when the request does not say: one frame interval,
+    /// so a snapshot shows what the camera sees now. With `encode_every_frame` the JPEG
+    /// of the newest frame is only ready an encode after its capture; allowing for that
+    /// (twice the mean encode, for jitter) lets the snapshot be answered from it at once.
+    static func defaultMaxAge(interval: Double, encodeEveryFrame: Bool, meanEncode: Double) -> Double {
+        encodeEveryFrame ? interval + 2 * meanEncode : interval
     }
 
     /// A live feed of encoded frames for one client; ends when the camera is stopped.

@@ -1,4 +1,4 @@
-import CaptureSession
+@testable import CaptureSession
 import Foundation
 import Testing
 import VideoCore
@@ -42,5 +42,13 @@ import VideoCore
         let frame = try await session.snapshot(maxAge: 1)
         #expect(frame.size == FrameSize(width: 320, height: 240))
         await session.stop()
+    }
+
+    /// By default a snapshot's frame is at most one interval old; with every frame encoded,
+    /// the newest finished JPEG is an encode older than the newest capture, and still served.
+    @Test func theDefaultFrameAgeAllowsForTheEncodeOnlyWhenEveryFrameIsEncoded() {
+        #expect(CaptureSession.defaultMaxAge(interval: 0.04, encodeEveryFrame: false, meanEncode: 0.1) == 0.04)
+        #expect(abs(CaptureSession.defaultMaxAge(interval: 0.04, encodeEveryFrame: true, meanEncode: 0.1) - 0.24) < 1e-9)
+        #expect(CaptureSession.defaultMaxAge(interval: 0.04, encodeEveryFrame: true, meanEncode: 0) == 0.04)
     }
 }
