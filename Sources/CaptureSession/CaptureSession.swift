@@ -461,9 +461,6 @@ public actor CaptureSession {
             .compactMap { $0 }.joined(separator: ", ")
     }
 
-    static func monotonicNow() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
+    /// CLOCK_MONOTONIC in seconds, the clock of the driver's frame timestamps.
+    static func monotonicNow() -> Double { FrameHub.monotonicNow() }
 }

@@ -66,7 +66,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// Frames captured per second over the last few seconds (`FrameRateMeter`), filled in by `snapshot`.
         var measuredFPS: Double = 0
         var encodeHistogram = EncodeHistogram()
-        /// Frames one encoder finished after another encoder had delivered a newer one: not sent.
+        /// Frames an encoder finished too late to send: another encoder of the pool had
+        /// delivered a newer one, or the device was lost meanwhile.
         var framesOutrun = 0
     }
 
@@ -378,6 +379,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         for stream in streams { stream.finish() }
     }
 
+    /// CLOCK_MONOTONIC in seconds, the clock of the driver's frame timestamps.
     static func monotonicNow() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
