@@ -288,7 +288,11 @@ def save_three():
 savers = [threading.Thread(target=save_three) for _ in range(3)]
 for saver in savers:
     saver.start()
-time.sleep(0.5)
+# SIGTERM once one save has been answered, so the others are in flight: on a loaded
+# emulated guest a fixed delay could come before any save finished.
+deadline = time.time() + 20
+while time.time() < deadline and not any(code == 201 for code, _ in list(saved)):
+    time.sleep(0.05)
 elapsed = stop_camd(camd)
 for saver in savers:
     saver.join(30)

@@ -49,9 +49,7 @@ final class CaptureWorker: Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "camd-capture-\(settings.id)"
-        thread.start()
+        WorkerThread.start(name: "camd-cap-\(settings.id)") { [self] in run() }
     }
 
     /// Asks the thread to stop; it reports `.stopped` once the device is released.

@@ -27,10 +27,15 @@ final class EncoderWorker: Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "camd-encode-\(index)-\(id)"
-        thread.start()
+        WorkerThread.start(name: "camd-enc\(index)-\(id)", niceness: Self.niceness) { [self] in run() }
     }
+
+    /// How much nicer than the rest of camd an encoder thread runs. When the CPU is
+    /// saturated (a slow board, `encode_every_frame`, many cameras), the capture thread
+    /// and the control API are served first: a snapshot or status request does not queue
+    /// behind stream encodes, and the capture thread keeps taking the freshest frame.
+    /// Encodes still use every idle cycle.
+    static let niceness: Int32 = 5
 
     private func run() {
         guard let encoder = try? FrameEncoder(quality: quality) else { return }

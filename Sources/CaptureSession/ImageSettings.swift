@@ -39,9 +39,12 @@ public struct ImageSettings: Sendable, Hashable {
 
     /// Renders a captured JPEG (off the caller's thread) and tags it with EXIF: capture
     /// time, camera, orientation (`rotate=exif`), pixel size and, when given, the GPS position.
-    /// Returns the JPEG and its stored pixel size.
+    /// Returns the JPEG and its stored pixel size. `keptOrientation` is the source's own
+    /// Orientation tag (a saved photo's): the copy keeps it unless `rotate=exif` sets another,
+    /// so a viewer turns the copy as it turns the photo.
     public func render(_ jpeg: [UInt8], size: FrameSize, captureTime: Double, camera: String, card: String?,
-                       sequence: UInt64, quality: Int, location: EXIF.GPSPosition? = nil) async throws(ImageError) -> (jpeg: [UInt8], size: FrameSize) {
+                       sequence: UInt64, quality: Int, location: EXIF.GPSPosition? = nil,
+                       keptOrientation: EXIF.Orientation? = nil) async throws(ImageError) -> (jpeg: [UInt8], size: FrameSize) {
         var rendered = jpeg
         var outputSize = size
         if !isIdentity {
@@ -54,7 +57,8 @@ public struct ImageSettings: Sendable, Hashable {
                 return (output, try geometry.outputSize(for: full))
             }
         }
-        return (tagged(rendered, size: outputSize, captureTime: captureTime, card: card, location: location), outputSize)
+        return (tagged(rendered, size: outputSize, captureTime: captureTime, card: card, location: location,
+                       orientation: geometry.exifOrientation ?? keptOrientation), outputSize)
     }
 
     /// Renders a raw Y'CbCr frame from its planes (off the caller's thread), box-reduced and
@@ -76,15 +80,17 @@ public struct ImageSettings: Sendable, Hashable {
             }
             return (try result.get(), try geometry.outputSize(for: frame.layout.size))
         }
-        return (tagged(jpeg, size: size, captureTime: frame.captureTime, card: card, location: location), size)
+        return (tagged(jpeg, size: size, captureTime: frame.captureTime, card: card, location: location,
+                       orientation: geometry.exifOrientation), size)
     }
 
     /// EXIF: capture time, camera, pixel size, orientation (`rotate=exif`) and position.
-    private func tagged(_ jpeg: [UInt8], size: FrameSize, captureTime: Double, card: String?, location: EXIF.GPSPosition?) -> [UInt8] {
+    private func tagged(_ jpeg: [UInt8], size: FrameSize, captureTime: Double, card: String?, location: EXIF.GPSPosition?,
+                        orientation: EXIF.Orientation?) -> [UInt8] {
         let known = size.width > 0 && size.height > 0
         var exif = EXIF(captureTime: captureTime, make: card, model: card,
                         pixelWidth: known ? size.width : nil, pixelHeight: known ? size.height : nil)
-        exif.orientation = geometry.exifOrientation
+        exif.orientation = orientation
         exif.gps = location
         return exif.inserted(into: jpeg)
     }

@@ -25,6 +25,8 @@ public enum Snapshot {
     public struct Result: Sendable {
         public var jpeg: [UInt8]
         public var source: String
+        /// The camera's own name (V4L2's card name), as the EXIF Make and Model carry it.
+        public var card: String
         public var configuration: CaptureConfiguration
         public var skipped: Int
         /// Broken frames the camera sent that were dropped (truncated JPEGs and the like).
@@ -63,7 +65,8 @@ public enum Snapshot {
         do { encoder = try FrameEncoder(quality: options.quality) } catch { throw .encoding(.encoder(error)) }
 
         do {
-            for _ in 0..<options.skip { _ = try source.nextFrame(timeout: options.frameTimeout) }
+            // Warm-up frames go back to the driver unread: no copy of pixels nobody keeps.
+            for _ in 0..<options.skip { _ = try source.skipFrame(timeout: options.frameTimeout) }
         } catch { throw .device(error) }
         var dropped = 0
         while true {
@@ -73,7 +76,7 @@ public enum Snapshot {
                 let jpeg = try encoder.encode(frame)
                 let exif = EXIF(captureTime: frame.captureTime, make: source.cardName, model: source.cardName,
                                 pixelWidth: frame.layout.size.width, pixelHeight: frame.layout.size.height)
-                return Result(jpeg: exif.inserted(into: jpeg), source: source.name, configuration: source.configuration,
+                return Result(jpeg: exif.inserted(into: jpeg), source: source.name, card: source.cardName, configuration: source.configuration,
                               skipped: options.skip, dropped: dropped,
                               frame: FrameInfo(sequence: frame.sequence, captureTime: frame.captureTime))
             } catch {

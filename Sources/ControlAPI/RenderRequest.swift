@@ -46,19 +46,23 @@ struct RenderRequest: Sendable {
     var isIdentity: Bool { image.isIdentity }
 
     /// Renders a JPEG off the event loop and tags it with EXIF (capture time, camera, orientation, position).
+    /// The copy keeps `jpeg`'s own Orientation tag unless the request sets one (`rotate=exif`).
     func apply(to jpeg: [UInt8], captureTime: Double, camera: String, card: String?, sequence: UInt64,
                quality: Int, location: EXIF.GPSPosition? = nil) async throws -> [UInt8] {
         let size = (try? JPEGDecoder().header(jpeg).size) ?? FrameSize(width: 0, height: 0)
         return try await render(jpeg, size: size, captureTime: captureTime, camera: camera, card: card,
-                                sequence: sequence, quality: quality, location: location).jpeg
+                                sequence: sequence, quality: quality, location: location,
+                                keptOrientation: EXIF.Orientation(readingFrom: jpeg)).jpeg
     }
 
     /// As `apply`, for a frame whose size is known; also returns the stored size of the result.
     func render(_ jpeg: [UInt8], size: FrameSize, captureTime: Double, camera: String, card: String?, sequence: UInt64,
-                quality: Int, location: EXIF.GPSPosition? = nil) async throws -> (jpeg: [UInt8], size: FrameSize) {
+                quality: Int, location: EXIF.GPSPosition? = nil,
+                keptOrientation: EXIF.Orientation? = nil) async throws -> (jpeg: [UInt8], size: FrameSize) {
         do throws(ImageError) {
             return try await image.render(jpeg, size: size, captureTime: captureTime, camera: camera, card: card,
-                                          sequence: sequence, quality: quality, location: location)
+                                          sequence: sequence, quality: quality, location: location,
+                                          keptOrientation: keptOrientation)
         } catch {
             throw APIError(error)
         }

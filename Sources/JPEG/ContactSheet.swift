@@ -130,8 +130,13 @@ public struct ContactSheet: Hashable, Sendable {
             let cell = layout.cellRect(index)
             var drawn = false
             if let bytes = jpeg(index) {
+                // A photo saved with `rotate=exif` is turned here as a viewer would turn it.
+                var geometry = thumbnail
+                if let orientation = EXIF.Orientation(readingFrom: bytes) {
+                    (geometry.rotate, geometry.flip) = Geometry.turn(for: orientation)
+                }
                 do throws(ImageError) {
-                    try pipeline.draw(jpeg: bytes, geometry: thumbnail, into: &sheet, at: (cell.x, cell.y))
+                    try pipeline.draw(jpeg: bytes, geometry: geometry, into: &sheet, at: (cell.x, cell.y))
                     drawn = true
                 } catch {
                     drawn = false  // unreadable: marked below, the rest of the sheet still drawn

@@ -136,3 +136,65 @@ extension EXIF {
         2 + entries.count * 12 + 4 + entries.reduce(0) { $0 + $1.overflow.count }
     }
 }
+
+extension EXIF.Orientation {
+    /// The Orientation tag (0x0112) of IFD0 in a JPEG's EXIF segment, as any camera or
+    /// camd itself writes it; nil when there is none or the segment cannot be read.
+    /// Reads only within the bytes given: a broken or hostile file yields nil, never a trap.
+    public init?(readingFrom jpeg: [UInt8]) {
+        guard jpeg.count > 4, jpeg[0] == 0xFF, jpeg[1] == 0xD8 else { return nil }
+        // Walk the marker segments up to the scan; EXIF is an APP1 that starts "Exif\0\0".
+        var at = 2
+        var tiff: ArraySlice<UInt8>?
+        while at + 4 <= jpeg.count, jpeg[at] == 0xFF, jpeg[at + 1] != 0xDA {
+            let end = at + 2 + (Int(jpeg[at + 2]) << 8 | Int(jpeg[at + 3]))
+            guard end <= jpeg.count, end >= at + 4 else { return nil }
+            if jpeg[at + 1] == 0xE1, end - (at + 4) > 14, jpeg[(at + 4)..<(at + 10)].elementsEqual([0x45, 0x78, 0x69, 0x66, 0, 0]) {
+                tiff = jpeg[(at + 10)..<end]
+                break
+            }
+            at = end
+        }
+        guard let tiff else { return nil }
+        let base = tiff.startIndex
+        let little: Bool
+        switch (tiff[base], tiff[base + 1]) {
+        case (0x49, 0x49): little = true   // "II"
+        case (0x4D, 0x4D): little = false  // "MM"
+        default: return nil
+        }
+        func u16(_ offset: Int) -> Int? {
+            guard offset >= 0, base + offset + 2 <= tiff.endIndex else { return nil }
+            let (a, b) = (Int(tiff[base + offset]), Int(tiff[base + offset + 1]))
+            return little ? a | b << 8 : a << 8 | b
+        }
+        func u32(_ offset: Int) -> Int? {
+            guard let first = u16(offset), let second = u16(offset + 2) else { return nil }
+            return little ? first | second << 16 : first << 16 | second
+        }
+        guard let ifd = u32(4), let count = u16(ifd) else { return nil }
+        for index in 0..<count {
+            let entry = ifd + 2 + index * 12
+            guard let tag = u16(entry) else { return nil }
+            // A SHORT: its value sits in the first two bytes of the value field.
+            if tag == 0x0112, u16(entry + 2) == 3, let value = u16(entry + 8) {
+                self.init(rawValue: UInt16(truncatingIfNeeded: value))
+                return
+            }
+        }
+        return nil
+    }
+}
+
+extension Geometry {
+    /// The rotation and flip that turn stored pixels as `orientation` tells a viewer to:
+    /// rendering with them shows a tagged photo upright with no tag needed.
+    public static func turn(for orientation: EXIF.Orientation) -> (rotate: Rotation, flip: Flip) {
+        for rotate in Rotation.allCases {
+            for flip: Flip in [[], .horizontal, .vertical] where EXIF.Orientation(rotation: rotate, flip: flip) == orientation {
+                return (rotate, flip)
+            }
+        }
+        return (.upright, [])
+    }
+}

@@ -48,14 +48,17 @@ struct ImageOptions: ParsableArguments {
     }
 
     /// Applies the options to a JPEG captured without the daemon.
-    func apply(to jpeg: [UInt8], captureTime: Double, camera: String, sequence: UInt32, quality: Int) throws -> [UInt8] {
+    /// `camera` is what the overlay's `{camera}` shows; `card` names the camera in the EXIF.
+    func apply(to jpeg: [UInt8], captureTime: Double, camera: String, card: String, sequence: UInt32, quality: Int) throws -> [UInt8] {
         let geometry = try Geometry.parse(query: query.filter { Geometry.parameterNames.contains($0.key) })
         let corner = try overlayCorner.map { try TextOverlay.Corner(parsing: $0) } ?? .bottomLeft
         let text = overlay.map { TextOverlay(template: $0, time: captureTime, camera: camera, sequence: UInt64(sequence), corner: corner) }
         guard geometry.changesPixels || text != nil || geometry.exifOrientation != nil else { return jpeg }
-        // Re-encoded: the new JPEG gets its own EXIF, with the orientation tag if asked.
-        let output = try ImagePipeline().jpeg(jpeg: jpeg, geometry: geometry, overlay: text, quality: quality)
-        var exif = EXIF(captureTime: captureTime, make: camera, model: camera)
+        // Re-encoded: the new JPEG gets its own EXIF, as the unchanged one had, with the orientation tag if asked.
+        let pipeline = ImagePipeline()
+        let output = try pipeline.jpeg(jpeg: jpeg, geometry: geometry, overlay: text, quality: quality)
+        let size = try pipeline.lastDecode.map { try geometry.outputSize(for: $0.fullSize) }
+        var exif = EXIF(captureTime: captureTime, make: card, model: card, pixelWidth: size?.width, pixelHeight: size?.height)
         exif.orientation = geometry.exifOrientation
         return exif.inserted(into: output)
     }

@@ -81,7 +81,7 @@ struct SnapshotCommand: ParsableCommand {
         do {
             let camera = result.source.split(separator: " ").first.map(String.init) ?? result.source  // "/dev/video0", "testsrc"
             result.jpeg = try image.apply(to: result.jpeg, captureTime: result.frame.captureTime, camera: camera,
-                                          sequence: result.frame.sequence, quality: quality)
+                                          card: result.card, sequence: result.frame.sequence, quality: quality)
         } catch {
             throw fail("\(error)", ExitStatus.usage)
         }

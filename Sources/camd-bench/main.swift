@@ -42,11 +42,50 @@ func measure(budget: Double, _ body: () throws -> Int) rethrows -> Measurement {
     return result
 }
 
+/// CPU time of the calling thread, in seconds: time the thread was descheduled (another
+/// process, a hypervisor's steal) does not count, so a shared machine's noise mostly drops out.
+func threadCPUSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// Times two bodies in alternating rounds of about `round` seconds each, so both see the
+/// same machine (the same load, clock and cache weather) instead of one after the other.
+/// Returns each round's seconds per call for both.
+func alternate(budget: Double, round: Double = 0.1, _ a: () throws -> Int, _ b: () throws -> Int) rethrows -> ([Double], [Double]) {
+    for _ in 0..<3 { _ = try a(); _ = try b() }
+    func timed(_ body: () throws -> Int) rethrows -> Double {
+        let start = threadCPUSeconds()
+        var calls = 0
+        while true {
+            _ = try body()
+            calls += 1
+            let elapsed = threadCPUSeconds() - start
+            if elapsed >= round { return elapsed / Double(calls) }
+        }
+    }
+    var (first, second): ([Double], [Double]) = ([], [])
+    let clock = ContinuousClock(), started = clock.now
+    while first.count < 5 || clock.now - started < .milliseconds(Int64(budget * 1000)) {
+        first.append(try timed(a))
+        second.append(try timed(b))
+    }
+    return (first, second)
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
 func encoderBenchmark(folder: String, quality: Int, budget: Double) throws {
     let sizes = [FrameSize(width: 640, height: 480), FrameSize(width: 1280, height: 720),
                  FrameSize(width: 1920, height: 1080), FrameSize(width: 3840, height: 2160)]
-    print("camd-bench encoder: quality \(quality), 4:2:2, \(budget) s per figure, input: a photograph (scripts/bench-frames.py)")
-    print("size        camd path MP/s   floor MP/s   ratio   camd ms/frame   floor ms/frame   JPEG bytes")
+    print("camd-bench encoder: quality \(quality), 4:2:2, input: a photograph (scripts/bench-frames.py)")
+    print("camd path and floor alternate in rounds of 0.1 s of thread CPU time for \(budget) s per size;")
+    print("figures are medians over the rounds, ratio = median of the rounds' ratios (min-max beside it)")
+    print("size        camd path MP/s   floor MP/s   ratio   ratio range    rounds   camd ms/frame   floor ms/frame   JPEG bytes")
     for size in sizes {
         let path = "\(folder)/motorcycle-\(size).yuyv"
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -55,18 +94,22 @@ func encoderBenchmark(folder: String, quality: Int, budget: Double) throws {
         let frame = [UInt8](data)
         let layout = FrameLayout(format: .yuyv, size: size, bytesPerLine: size.width * 2, range: .limited)
         let encoder = try FrameEncoder(quality: quality)
-        let camd = try frame.withUnsafeBytes { bytes in
-            try measure(budget: budget) { try encoder.encode(bytes, layout: layout).count }
-        }
         var planes = YUVImage()
         _ = frame.withUnsafeBytes { PlaneConversion.convert($0, layout: layout, into: &planes) }
         let floorEncoder = try JPEGEncoder()
-        let floor = try measure(budget: budget) { try floorEncoder.compress(planes, quality: quality).count }
-        let a = camd.megapixelsPerSecond(size), b = floor.megapixelsPerSecond(size)
+        var jpegBytes = 0
+        let (camd, floor) = try frame.withUnsafeBytes { bytes in
+            try alternate(budget: budget, { jpegBytes = try encoder.encode(bytes, layout: layout).count; return jpegBytes },
+                          { try floorEncoder.compress(planes, quality: quality).count })
+        }
+        let ratios = zip(camd, floor).map { $1 / $0 }
+        let camdSeconds = median(camd), floorSeconds = median(floor)
+        let megapixels = Double(size.area) / 1e6
         func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
-        print(pad("\(size)", 12) + pad(String(format: "%.1f", a), 17) + pad(String(format: "%.1f", b), 13)
-              + pad(String(format: "%.3f", a / b), 8) + pad(String(format: "%.2f", camd.seconds / Double(camd.frames) * 1000), 16)
-              + pad(String(format: "%.2f", floor.seconds / Double(floor.frames) * 1000), 17) + "\(camd.bytes)")
+        print(pad("\(size)", 12) + pad(String(format: "%.1f", megapixels / camdSeconds), 17)
+              + pad(String(format: "%.1f", megapixels / floorSeconds), 13) + pad(String(format: "%.3f", median(ratios)), 8)
+              + pad(String(format: "%.3f-%.3f", ratios.min()!, ratios.max()!), 15) + pad("\(ratios.count)", 9)
+              + pad(String(format: "%.2f", camdSeconds * 1000), 16) + pad(String(format: "%.2f", floorSeconds * 1000), 17) + "\(jpegBytes)")
     }
 }
 

@@ -74,6 +74,30 @@ import VideoCore
         }
     }
 
+    /// A photo saved with `rotate=exif` keeps its Orientation tag in a thumbnail, so a
+    /// viewer turns the thumbnail as it turns the photo; `rotate=exif` in the request replaces it.
+    @Test func photoThumbnailsKeepTheSavedOrientation() async throws {
+        try await withApp { client in
+            let name = try await client.execute(uri: "/v1/cameras/synth/snapshot?rotate=exif&flip=h", method: .post) { response in
+                #expect(response.status == .created)
+                let record = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
+                return record?["name"] as? String ?? ""
+            }
+            try await client.execute(uri: "/v1/photos/\(name)", method: .get) { response in
+                #expect(EXIF.Orientation(readingFrom: Array(response.body.readableBytesView)) == .upMirrored, "the saved photo")
+            }
+            try await client.execute(uri: "/v1/photos/\(name)?max=100", method: .get) { response in
+                let thumbnail = Array(response.body.readableBytesView)
+                let thumbnailSize = try size(response.body)
+                #expect(thumbnailSize == FrameSize(width: 100, height: 75))
+                #expect(EXIF.Orientation(readingFrom: thumbnail) == .upMirrored, "the thumbnail keeps the tag")
+            }
+            try await client.execute(uri: "/v1/photos/\(name)?max=100&rotate=exif&flip=v", method: .get) { response in
+                #expect(EXIF.Orientation(readingFrom: Array(response.body.readableBytesView)) == .downMirrored, "the request's own tag wins")
+            }
+        }
+    }
+
     @Test func photoThumbnailsAndContactSheets() async throws {
         try await withApp { client in
             try await client.execute(uri: "/v1/photos/contact-sheet", method: .get) { response in
