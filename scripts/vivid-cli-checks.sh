@@ -167,6 +167,123 @@ else
     fail "snapshot -o - : stdout is not the JPEG: $why"
 fi
 
+# ---------------------------------------------------------------- image options (issue 5)
+# pil_check FILE... <<'EOF' ... EOF : runs the Python on stdin after a prelude with PIL,
+# camdtest's BARS and bars_ok, and helpers; it prints what it saw, or why not and exits 1.
+# vivid's bars left to right: white, yellow, cyan, green, magenta, red, blue, black; its text
+# (white on black) sits in the top-left rows.
+PIL_PRELUDE='
+import os, sys
+sys.path.insert(0, os.environ["CAMD_SCRIPTS"])
+from PIL import Image
+from camdtest import BARS, bars_ok
+
+def opened(path):
+    image = Image.open(path)
+    image.load()
+    return image
+
+def sample(image, points):
+    image = image.convert("RGB")
+    colours = []
+    for cx, cy in points:
+        pixels = [image.getpixel((x, y)) for x in range(cx - 3, cx + 4) for y in range(cy - 3, cy + 4)]
+        colours.append(tuple(sum(p[i] for p in pixels) // len(pixels) for i in range(3)))
+    return colours
+
+def across(image):
+    w, h = image.size
+    return sample(image, [((2 * bar + 1) * w // 16, h * 3 // 5) for bar in range(8)])
+
+def down(image, column):
+    w, h = image.size
+    return sample(image, [(column, (2 * bar + 1) * h // 16) for bar in range(8)])
+
+def near(colour, want, tolerance=12):
+    return all(abs(a - b) <= tolerance for a, b in zip(colour, want))
+
+def fail(why):
+    print(why)
+    sys.exit(1)
+'
+SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+pil_check() { CAMD_SCRIPTS=$SCRIPTS "$PY" -c "$PIL_PRELUDE$(cat)" "$@"; }
+
+rm -f "$W/cover.jpg"
+run snapshot-cover 180 "$CAMCTL" snapshot --no-daemon -d "$DEV" --size 640x480 --width 320 --height 320 --fit cover -o "$W/cover.jpg"
+if [ "$RC" != 0 ]; then
+    fail "snapshot --width 320 --height 320 --fit cover: $(rc_desc $RC)"; show_err snapshot-cover
+# The centre 480x480 is kept (frame x 80..560, scaled by 2/3): green at x 133, yellow at the left edge.
+elif why=$(pil_check "$W/cover.jpg" <<'EOF'
+image = opened(sys.argv[1])
+green, left = sample(image, [(133, 192), (5, 192)])
+if image.size != (320, 320) or not near(green, BARS[3]) or not near(left, BARS[1]):
+    fail(f"{image.size}, centre {green} (want green), left edge {left} (want yellow)")
+print(f"{image.size[0]}x{image.size[1]}, green centre, yellow left edge")
+EOF
+); then
+    cp "$W/cover.jpg" "$LOGS/cover.jpg"
+    pass "snapshot --width 320 --height 320 --fit cover: $why (${SECS}s)"
+else
+    fail "snapshot --width 320 --height 320 --fit cover: $why"
+fi
+
+rm -f "$W/rotate90.jpg"
+run snapshot-rotate90 180 "$CAMCTL" snapshot --no-daemon -d "$DEV" --size 640x480 --rotate 90 --max 320 -o "$W/rotate90.jpg"
+if [ "$RC" != 0 ]; then
+    fail "snapshot --rotate 90 --max 320: $(rc_desc $RC)"; show_err snapshot-rotate90
+# Clockwise: the left edge (white) goes to the top. Column 96 is the frame's row ~288, below vivid's text.
+elif why=$(pil_check "$W/rotate90.jpg" <<'EOF'
+image = opened(sys.argv[1])
+if image.size != (240, 320) or not bars_ok(down(image, 96), 12):
+    fail(f"{image.size}, top to bottom {down(image, 96)}")
+print(f"{image.size[0]}x{image.size[1]}, bars horizontal, white at the top")
+EOF
+); then
+    cp "$W/rotate90.jpg" "$LOGS/rotate90.jpg"
+    pass "snapshot --rotate 90 --max 320: $why (${SECS}s)"
+else
+    fail "snapshot --rotate 90 --max 320: $why"
+fi
+
+rm -f "$W/exif-flip.jpg"
+run snapshot-exif-flip 180 "$CAMCTL" snapshot --no-daemon -d "$DEV" --size 640x480 --rotate exif --flip h -o "$W/exif-flip.jpg"
+if [ "$RC" != 0 ]; then
+    fail "snapshot --rotate exif --flip h: $(rc_desc $RC)"; show_err snapshot-exif-flip
+elif why=$(pil_check "$W/exif-flip.jpg" <<'EOF'
+image = opened(sys.argv[1])
+orientation = image.getexif().get(0x0112)
+if image.size != (640, 480) or not bars_ok(across(image), 12) or orientation != 2:
+    fail(f"{image.size}, Orientation {orientation} (want 2), left to right {across(image)} (want as captured)")
+print(f"{image.size[0]}x{image.size[1]}, pixels as captured, EXIF Orientation 2")
+EOF
+); then
+    cp "$W/exif-flip.jpg" "$LOGS/exif-flip.jpg"
+    pass "snapshot --rotate exif --flip h: $why (${SECS}s)"
+else
+    fail "snapshot --rotate exif --flip h: $why"
+fi
+
+# Every JPEG camctl wrote, as captured or re-encoded: Make and Model are the card name
+# (vivid, not the device path), and the Exif IFD's pixel size is the output's.
+for f in a cover rotate90 exif-flip; do
+    [ -e "$W/$f.jpg" ] || { fail "EXIF of camctl's $f.jpg: no such file (its snapshot failed above)"; continue; }
+    if why=$(pil_check "$W/$f.jpg" <<'EOF'
+image = opened(sys.argv[1])
+exif = image.getexif()
+ifd = exif.get_ifd(0x8769)
+make, model, size = exif.get(0x010F), exif.get(0x0110), (ifd.get(0xA002), ifd.get(0xA003))
+if make != "vivid" or model != "vivid" or size != image.size:
+    fail(f"Make {make!r}, Model {model!r} (want 'vivid'), ExifImageWidth/Height {size} for a {image.size} image")
+print(f"Make and Model 'vivid', ExifImageWidth/Height {size[0]}x{size[1]}")
+EOF
+    ); then
+        pass "EXIF of camctl's $f.jpg: $why"
+    else
+        fail "EXIF of camctl's $f.jpg: $why"
+    fi
+done
+
 # ---------------------------------------------------------------- error exits
 rm -f "$W/x.jpg"
 run snapshot-outdev 120 "$CAMCTL" snapshot -d "$OUTDEV" -o "$W/x.jpg"

@@ -3,8 +3,10 @@
 
 Starts the real camd on /dev/video0 and drives it over its Unix socket as
 curl would: status, snapshot colours, MJPEG stream rate, configure while
-running, controls, photos, metrics, stop releasing the device, disconnect and
-recovery, socket activation, READY=1 and WATCHDOG=1 on a NOTIFY_SOCKET.
+running, image options (issue 5) read back pixel by pixel, contact sheets, controls,
+photos, metrics, stop releasing the device, disconnect and recovery, socket
+activation, READY=1 and WATCHDOG=1 on a NOTIFY_SOCKET, and a camera with
+[camera.image] defaults, a location and a stream overlay.
 Prints PASS/FAIL lines and a final "N passed, N failed" line.
 
 usage: vivid-daemon-checks.py REPO RESULTS_DIR
@@ -45,6 +47,81 @@ def status(camera="vivid"):
 
 def start_camd(config, extra_env=None, args=()):
     return launch(CAMD, config, PHOTOS, os.path.join(RESULTS, "camd-daemon.log"), extra_env, args)
+
+
+def fetch(path, method="GET", sock=SOCK):
+    """(the decoded RGB image, its EXIF, "") for a JPEG answer; (None, {}, what came instead) otherwise."""
+    code, _, data = call(method, path, sock=sock)
+    if code != 200 or data[:2] != b"\xff\xd8":
+        return None, {}, f"HTTP {code} {data[:120].decode(errors='replace')}"
+    image = Image.open(io.BytesIO(data))
+    return image.convert("RGB"), image.getexif(), ""
+
+
+def sample(image, points):
+    """The average colour of a 7x7 patch around each point."""
+    colours = []
+    for cx, cy in points:
+        pixels = [image.getpixel((x, y)) for x in range(cx - 3, cx + 4) for y in range(cy - 3, cy + 4)]
+        colours.append(tuple(sum(p[i] for p in pixels) // len(pixels) for i in range(3)))
+    return colours
+
+
+def bars_across(image):
+    """The eight bars from left to right, on a row below vivid's text (as bars() reads a JPEG)."""
+    w, h = image.size
+    return sample(image, [((2 * bar + 1) * w // 16, h * 3 // 5) for bar in range(8)])
+
+
+def bars_down(image, column):
+    """The eight bars from top to bottom along x = column, for a picture turned a quarter."""
+    w, h = image.size
+    return sample(image, [(column, (2 * bar + 1) * h // 16) for bar in range(8)])
+
+
+def dark_pixels(image, box):
+    """How many pixels in box (x0, y0, x1, y1) have a luma below 100: vivid's text on its white bar."""
+    grey = image.convert("L").crop(box)
+    return sum(1 for value in grey.getdata() if value < 100)
+
+
+def primary(colour):
+    """The name of a colour that is clearly red, green or blue; else the colour itself."""
+    for name, index in (("red", 0), ("green", 1), ("blue", 2)):
+        if colour[index] > 150 and all(colour[i] < 80 for i in range(3) if i != index):
+            return name
+    return colour
+
+
+def gps_degrees(ifd, value_tag, ref_tag):
+    """A GPS IFD coordinate as signed degrees (south and west negative)."""
+    d, m, s = (float(v) for v in ifd[value_tag])
+    return (d + m / 60 + s / 3600) * (-1 if ifd.get(ref_tag) in ("S", "W") else 1)
+
+
+def stream_frames(sock, count, timeout=60):
+    """The first `count` parts of the vivid camera's MJPEG stream, decoded, read by Content-Length."""
+    conn = UnixHTTP(sock, timeout)
+    conn.request("GET", "/v1/cameras/vivid/stream")
+    response = conn.getresponse()
+    received, frames, t0 = b"", [], time.time()
+    try:
+        while len(frames) < count and time.time() - t0 < timeout:
+            head = received.find(b"\r\n\r\n")
+            length = [int(line.split(b":")[1]) for line in received[:head].split(b"\r\n")
+                      if line.lower().startswith(b"content-length:")] if head >= 0 else []
+            if length and len(received) >= head + 4 + length[0]:
+                body = received[head + 4:head + 4 + length[0]]
+                frames.append(Image.open(io.BytesIO(body)).convert("RGB"))
+                received = received[head + 4 + length[0]:]
+                continue
+            chunk = response.read1(65536)
+            if not chunk:
+                break
+            received += chunk
+    finally:
+        conn.close()
+    return frames
 
 
 config = vivid_config(os.path.join(WORK, "camd.toml"), SOCK, daemon_extra='log_level = "debug"')
@@ -168,6 +245,140 @@ try:
     for photo in json.loads(call("GET", "/v1/photos?camera=vivid")[2]):
         call("DELETE", f"/v1/photos/{photo['name']}")
 
+    # Each image option on real frames, read back pixel by pixel. vivid's bars left to right:
+    # white, yellow, cyan, green, magenta, red, blue, black (80 pixels each at 640 wide), with
+    # its text (white on black) in the top-left rows, on the white bar.
+    snapshot = "/v1/cameras/vivid/snapshot"
+    image, _, why = fetch(f"{snapshot}?width=200&height=200&fit=contain")
+    check("fit=contain into 200x200: 200x150, the whole frame with its aspect, no bars added",
+          image is not None and image.size == (200, 150) and bars_ok(bars_across(image), 12),
+          why or f"{image.size} {bars_across(image)}")
+    image, _, why = fetch(f"{snapshot}?width=200&height=200&fit=contain&pad=black")
+    # The 200x150 picture sits in the middle: black rows 0..24 and 175..199 (looked at away from the seams).
+    edges = (dark_pixels(image, (0, 0, 200, 16)), dark_pixels(image, (0, 184, 200, 200))) if image else (0, 0)
+    check("fit=contain&pad=black: exactly 200x200, black bars top and bottom, the bars between them",
+          image is not None and image.size == (200, 200) and edges == (200 * 16, 200 * 16)
+          and bars_ok(sample(image, [((2 * bar + 1) * 200 // 16, 25 + 90) for bar in range(8)]), 12),
+          why or f"{image.size}, dark pixels in the top/bottom 16 rows {edges} of {200 * 16}")
+    image, _, why = fetch(f"{snapshot}?width=200&height=100&fit=stretch")
+    check("fit=stretch into 200x100: exactly 200x100, all eight bars still there in order",
+          image is not None and image.size == (200, 100) and bars_ok(bars_across(image), 12),
+          why or f"{image.size} {bars_across(image)}")
+    image, _, why = fetch(f"{snapshot}?crop=160,0,160,480")
+    check("crop=160,0,160,480: 160x480 holding the cyan and green bars (the 3rd and 4th)",
+          image is not None and image.size == (160, 480)
+          and all(abs(a - b) <= 12 for got, want in zip(sample(image, [(40, 288), (120, 288)]), BARS[2:4])
+                  for a, b in zip(got, want)),
+          why or f"{image.size} {sample(image, [(40, 288), (120, 288)])}")
+    image, _, why = fetch(f"{snapshot}?flip=h")
+    # Mirrored: the text moves to the top-right, on the white bar, now at x 560..639.
+    text_top, text_bottom = (dark_pixels(image, (564, 0, 636, 120)), dark_pixels(image, (564, 360, 636, 480))) if image else (0, 0)
+    check("flip=h: the bars reversed (black left, white right), vivid's text top-right",
+          image is not None and image.size == (640, 480) and bars_ok(bars_across(image)[::-1], 12)
+          and text_top > 200 and text_bottom == 0,
+          why or f"{bars_across(image)}, dark pixels top-right {text_top}, bottom-right {text_bottom}")
+    image, _, why = fetch(f"{snapshot}?rotate=180")
+    text_top, text_bottom = (dark_pixels(image, (564, 0, 636, 120)), dark_pixels(image, (564, 360, 636, 480))) if image else (0, 0)
+    check("rotate=180: the bars reversed too, and vivid's text moves to the bottom-right",
+          image is not None and image.size == (640, 480) and bars_ok(bars_across(image)[::-1], 12)
+          and text_bottom > 200 and text_top == 0,
+          why or f"{bars_across(image)}, dark pixels top-right {text_top}, bottom-right {text_bottom}")
+    # Clockwise: rotate=90 takes the left edge (white) to the top, rotate=270 to the bottom. The
+    # columns read (x 144 for 270, x 96 for 90) are the frame's row 288 or so, below vivid's text.
+    image, _, why = fetch(f"{snapshot}?rotate=270&max=320")
+    check("rotate=270&max=320: 240x320, the bars horizontal, white at the bottom, black at the top",
+          image is not None and image.size == (240, 320) and bars_ok(bars_down(image, 144)[::-1], 12),
+          why or f"{image.size}, top to bottom {bars_down(image, 144)}")
+    image, _, why = fetch(f"{snapshot}?rotate=90&max=320")
+    check("rotate=90&max=320: white at the top, black at the bottom",
+          image is not None and image.size == (240, 320) and bars_ok(bars_down(image, 96), 12),
+          why or f"{image.size}, top to bottom {bars_down(image, 96)}")
+    for interpolation in ("nearest", "bilinear"):
+        image, _, why = fetch(f"{snapshot}?max=160&interpolation={interpolation}")
+        check(f"interpolation={interpolation}&max=160: 160x120, the bars in order",
+              image is not None and image.size == (160, 120) and bars_ok(bars_across(image), 12),
+              why or f"{image.size} {bars_across(image)}")
+    image, exif, why = fetch(f"{snapshot}?rotate=exif")
+    check("rotate=exif with no rotation configured: pixels as captured (640x480, bars upright), Orientation 1 or none",
+          image is not None and image.size == (640, 480) and bars_ok(bars_across(image), 12) and exif.get(0x0112) in (None, 1),
+          why or f"{image.size} Orientation {exif.get(0x0112)} {bars_across(image)}")
+    image, exif, why = fetch(f"{snapshot}?rotate=exif&flip=h")
+    check("rotate=exif&flip=h: pixels not mirrored, EXIF Orientation 2 (mirrored) for the viewer",
+          image is not None and image.size == (640, 480) and bars_ok(bars_across(image), 12) and exif.get(0x0112) == 2,
+          why or f"{image.size} Orientation {exif.get(0x0112)} {bars_across(image)}")
+
+    # A photo saved with rotate=exif&flip=h: its copies keep the tag, the contact sheet turns it.
+    code, _, data = call("POST", f"{snapshot}?rotate=exif&flip=h")
+    mirrored = json.loads(data) if code == 201 else {}
+    name = mirrored.get("name", "-")
+    image, exif, why = fetch(f"/v1/photos/{name}")
+    check("a photo saved with rotate=exif&flip=h: 640x480, pixels as captured, Orientation 2, Make and Model vivid",
+          image is not None and image.size == (640, 480) and bars_ok(bars_across(image), 12) and exif.get(0x0112) == 2
+          and exif.get(0x010F) == "vivid" and exif.get(0x0110) == "vivid",
+          why or f"{image.size} Orientation {exif.get(0x0112)} Make {exif.get(0x010F)!r} Model {exif.get(0x0110)!r}")
+    image, exif, why = fetch(f"/v1/photos/{name}?max=160")
+    check("that photo's thumbnail (max=160): 160x120, still Orientation 2, pixels still as captured",
+          image is not None and image.size == (160, 120) and exif.get(0x0112) == 2 and bars_ok(bars_across(image), 12),
+          why or f"{image.size} Orientation {exif.get(0x0112)} {bars_across(image)}")
+    taken = mirrored.get("capture_time", 0)
+    image, _, why = fetch(f"/v1/photos/contact-sheet?camera=vivid&since={taken - 0.001:.6f}&until={taken + 0.001:.6f}"
+                          f"&cols=3&cell=96")
+    # One cell at (4, 4), 96x96: the centre 480x480 of the frame (yellow .. blue, 16 pixels a bar),
+    # turned as a viewer turns it, so blue on the left and yellow on the right.
+    ends = sample(image, [(4 + 8, 4 + 60), (4 + 88, 4 + 60)]) if image else []
+    blue_left = bool(ends) and ends[0][2] > 120 and max(ends[0][:2]) < 60
+    yellow_right = bool(ends) and min(ends[1][:2]) > 120 and ends[1][2] < 60
+    check("the contact sheet of that photo alone shows it mirrored (blue bar left, yellow right in its cell)",
+          image is not None and image.width < 2 * 96 and blue_left and yellow_right,
+          why or f"{image.size}, cell left {ends[0]}, right {ends[1]}")
+    call("DELETE", f"/v1/photos/{name}")
+
+    # Three photos of vivid's solid test patterns, so each cell says which photo it is.
+    def test_pattern(number):
+        return subprocess.run(["v4l2-ctl", "-d", "/dev/video0", "--set-ctrl", f"test_pattern={number}"],
+                              capture_output=True, timeout=30).returncode == 0
+    shots, seen, switched = [], [], True
+    try:
+        for number in (7, 8, 9):  # 100% red, green, blue
+            switched = test_pattern(number) and switched
+            time.sleep(0.3)
+            call("GET", f"{snapshot}?max=160&max_age_ms=0")  # a frame of the new pattern has been captured
+            code, _, data = call("POST", snapshot)
+            shots.append(json.loads(data) if code == 201 else {"name": "-", "capture_time": 0})
+            image, _, _ = fetch(f"/v1/photos/{shots[-1]['name']}?max=160")
+            seen.append(primary(sample(image, [(80, 80)])[0]) if image else None)
+    finally:
+        test_pattern(0)
+    since = f"{shots[0]['capture_time'] - 0.001:.6f}"
+    sheet_path = f"/v1/photos/contact-sheet?camera=vivid&since={since}&cols=3&cell=96"
+    image, _, why = fetch(sheet_path)
+    # cell=96 makes 4-pixel gaps and 12-pixel labels: cells at x 4, 104, 204; one row is 116 high.
+    cells = [primary(c) for c in sample(image, [(4 + 48 + 100 * i, 4 + 56) for i in range(3)])] if image else []
+    check("contact sheet: 3 photos with cols=3&cell=96 are one row of 3 cells, oldest first",
+          switched and seen == ["red", "green", "blue"] and image is not None
+          and 3 * 96 < image.width < 4 * 96 and 96 < image.height < 2 * 96 and cells == ["red", "green", "blue"],
+          why or f"photos {seen} (test_pattern set: {switched}); sheet {image.size}, cells left to right {cells}")
+    api_sheet = image.size if image else None
+    out = subprocess.run([CAMCTL, "contact-sheet", "--camera", "vivid", "--since", since, "--cols", "3", "--cell", "96",
+                          "-o", os.path.join(WORK, "sheet.jpg")],
+                         capture_output=True, env=dict(os.environ, CAMD_SOCKET=SOCK), timeout=90)
+    sheet = Image.open(os.path.join(WORK, "sheet.jpg")).convert("RGB") if out.returncode == 0 else None
+    cells = [primary(c) for c in sample(sheet, [(4 + 48 + 100 * i, 4 + 56) for i in range(3)])] if sheet else []
+    check("camctl contact-sheet through camd writes a JPEG of the asked grid (1 row of 3, in order)",
+          sheet is not None and sheet.size == api_sheet and cells == ["red", "green", "blue"],
+          f"exit {out.returncode}, {sheet.size if sheet else '-'} (API {api_sheet}), cells {cells}; "
+          f"{out.stderr.decode()[-160:]}")
+    for shot in shots:
+        call("DELETE", f"/v1/photos/{shot['name']}")
+
+    image, exif, why = fetch(f"{snapshot}?max=160")
+    exif_ifd = exif.get_ifd(0x8769) if image else {}
+    check("a thumbnail snapshot's EXIF: Make and Model vivid, ExifImageWidth/Height 160x120",
+          image is not None and exif.get(0x010F) == "vivid" and exif.get(0x0110) == "vivid"
+          and (exif_ifd.get(0xA002), exif_ifd.get(0xA003)) == (160, 120),
+          why or f"Make {exif.get(0x010F)!r} Model {exif.get(0x0110)!r} "
+                 f"size tags {exif_ifd.get(0xA002)}x{exif_ifd.get(0xA003)}")
+
     code, _, data = call("GET", "/v1/cameras/vivid/controls")
     names = [c["name"] for c in json.loads(data)] if code == 200 else []
     check("GET controls lists brightness and vivid's fault controls", "brightness" in names and "disconnect" in names)
@@ -286,5 +497,64 @@ finally:
         sa.wait(15)
     except subprocess.TimeoutExpired:
         sa.kill()
+
+# A camera with image defaults ([camera.image]) and a location: a camd of its own.
+IMAGE_SOCK = "/run/camd-image.sock"
+image_config = vivid_config(os.path.join(WORK, "camd-image.toml"), IMAGE_SOCK, camera_extra="""
+location = { latitude = 51.5, longitude = -0.12 }
+
+[camera.image]
+max = 320
+overlay = "%H:%M:%S {camera}"
+overlay_corner = "bottom-right"
+stream_overlay = true
+""")
+camd_image = launch(CAMD, image_config, os.path.join(WORK, "photos-image"), os.path.join(RESULTS, "camd-image.log"))
+try:
+    up = wait_for(lambda: camera_status(IMAGE_SOCK, "vivid")["state"] == "running", 90)
+    check("camd with [camera.image] (max, overlay, stream_overlay) and a location: running", up,
+          open(os.path.join(RESULTS, "camd-image.log")).read()[-300:] if not up else "")
+    if up:  # else the check above failed and nothing below can answer
+        image, exif, why = fetch("/v1/cameras/vivid/snapshot", sock=IMAGE_SOCK)
+        check("[camera.image] max = 320: a snapshot with no query is 320x240, vivid's bars",
+              image is not None and image.size == (320, 240) and bars_ok(bars_across(image), 12),
+              why or f"{image.size} {bars_across(image)}")
+        snapshot_gps = exif.get_ifd(0x8825) if image else {}
+        code, _, data = call("POST", "/v1/cameras/vivid/snapshot", sock=IMAGE_SOCK)
+        record = json.loads(data) if code == 201 else {}
+        image, exif, why = fetch(f"/v1/photos/{record.get('name', '-')}", sock=IMAGE_SOCK)
+        gps = exif.get_ifd(0x8825) if image else {}
+        try:
+            where = [(gps_degrees(ifd, 2, 1), gps_degrees(ifd, 4, 3), ifd.get(1), ifd.get(3)) for ifd in (gps, snapshot_gps)]
+        except Exception as error:  # a tag missing or malformed
+            where = f"{type(error).__name__}: {error}; photo GPS {dict(gps)}, snapshot GPS {dict(snapshot_gps)}"
+        check("location: a saved photo (320x240) and a snapshot carry GPS 51.5 N, 0.12 W (PIL's get_ifd(0x8825))",
+              image is not None and image.size == (320, 240) and isinstance(where, list)
+              and all(abs(lat - 51.5) < 1e-4 and abs(lon + 0.12) < 1e-4 and (ns, ew) == ("N", "W") for lat, lon, ns, ew in where),
+              why or f"{image.size} {where}")
+        # The stream is full size, with the overlay drawn on every frame; snapshots come from the plain frame.
+        _, _, plain_jpeg = call("GET", "/v1/cameras/vivid/snapshot?max=640&overlay=", sock=IMAGE_SOCK)
+        plain = Image.open(io.BytesIO(plain_jpeg)).convert("L") if plain_jpeg[:2] == b"\xff\xd8" else None
+        findings, counts = [], []
+        try:
+            frames = [frame.convert("L") for frame in stream_frames(IMAGE_SOCK, 3)]
+        except Exception as error:  # a stalled or broken stream
+            frames, findings = [], [f"reading the stream: {type(error).__name__}: {error}"]
+        for index, frame in enumerate(frames):
+            if plain is None or frame.size != (640, 480) or plain.size != (640, 480):
+                findings.append(f"frame {index}: {frame.size} against {plain.size if plain else 'no snapshot'}")
+                continue
+            # Rows below vivid's own text, which changes from frame to frame.
+            changed = [(x, y) for y in range(130, 480, 2) for x in range(0, 640, 2)
+                       if abs(plain.getpixel((x, y)) - frame.getpixel((x, y))) > 40]
+            counts.append(len(changed))
+            if not changed or not all(x >= 320 and y >= 400 for x, y in changed):
+                findings.append(f"frame {index}: {len(changed)} pixels differ, x {min(changed)[0] if changed else '-'}.."
+                                f"{max(changed)[0] if changed else '-'}, y from {min(y for _, y in changed) if changed else '-'}")
+        check("stream_overlay: each of the first 3 stream frames (640x480) differs from the plain snapshot only in the "
+              "bottom-right overlay", len(frames) == 3 and not findings,
+              f"{len(frames)} frames, pixels changed {counts}" + "".join(f"; {finding}" for finding in findings))
+finally:
+    stop_camd(camd_image)
 
 sys.exit(suite.finish())
