@@ -25,6 +25,11 @@ rm -f "$NEW/.dockerenv" "$NEW/run/.containerenv"
 # The host's machine-id would be shared with the host's journal; make a fresh one.
 rm -f "$NEW/etc/machine-id"; : >"$NEW/etc/machine-id"
 mount -t tmpfs -o mode=1777 camd-tmp "$NEW/tmp" || die "tmpfs on /tmp"
+# A checkout under /tmp (a scratch clone) would vanish under that fresh /tmp: bind it back.
+REPO=$(sed -n 's/^REPO=//p' "$SHARE/test.env" 2>/dev/null)
+case "$REPO" in
+    /tmp/*) mkdir -p "$NEW$REPO" && mount --bind "$REPO" "$NEW$REPO" || die "bind $REPO into the fresh /tmp" ;;
+esac
 mkdir -p "$NEW$SHARE" || die "mkdir $SHARE in the overlay"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 virtme.initmount0 "$NEW$SHARE" || die "mount the share at $SHARE"
 # The new root starts without /run (systemd mounts its own tmpfs there).
