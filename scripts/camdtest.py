@@ -63,6 +63,37 @@ def call(sock, method, path, body=None, timeout=60):
     return response.status, dict(response.getheaders()), data
 
 
+def read_stream(sock, path, seconds=30, count=None):
+    """Reads camd's multipart stream at `path` for up to `seconds` or `count` parts, each
+    cut by its Content-Length: (HTTP status, Content-Type, [(headers, body, arrival time)])."""
+    conn = UnixHTTP(sock, 30)
+    conn.request("GET", path)
+    response = conn.getresponse()
+    content_type = response.getheader("Content-Type", "")
+    parts, received, t0 = [], b"", time.time()
+    try:
+        while time.time() - t0 < seconds and (count is None or len(parts) < count):
+            head = received.find(b"\r\n\r\n")
+            if head >= 0:
+                headers = {}
+                for line in received[:head].split(b"\r\n"):
+                    key, colon, value = line.partition(b":")
+                    if colon:
+                        headers[key.strip().lower().decode()] = value.strip().decode()
+                length = int(headers.get("content-length", "-1"))
+                if length >= 0 and len(received) >= head + 4 + length:
+                    parts.append((headers, received[head + 4:head + 4 + length], time.time()))
+                    received = received[head + 4 + length:]
+                    continue
+            chunk = response.read1(65536)
+            if not chunk:
+                break
+            received += chunk
+    finally:
+        conn.close()
+    return response.status, content_type, parts
+
+
 def camera_status(sock, camera):
     _, _, data = call(sock, "GET", f"/v1/cameras/{camera}")
     return json.loads(data)["status"]

@@ -21,8 +21,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from camdtest import (BARS, Image, Suite, UnixHTTP, bars, bars_ok, call as call_on, camera_status,  # noqa: E402
-                      start_camd, stop_camd, wait_for, write_config)
+from camdtest import (BARS, Image, Suite, bars, bars_ok, call as call_on, camera_status,  # noqa: E402
+                      read_stream, start_camd, stop_camd, wait_for, write_config)
 from PIL import ImageDraw, ImageFont  # noqa: E402
 
 REPO, RESULTS = sys.argv[1], sys.argv[2]
@@ -182,33 +182,8 @@ def call(method, path, timeout=60):
 
 
 def stream(path, seconds):
-    """Reads a multipart stream for `seconds`: a list of (headers dict, body bytes, arrival time)."""
-    conn = UnixHTTP(SOCK, 30)
-    conn.request("GET", path)
-    response = conn.getresponse()
-    content_type = response.getheader("Content-Type", "")
-    parts, received, t0 = [], b"", time.time()
-    try:
-        while time.time() - t0 < seconds:
-            head = received.find(b"\r\n\r\n")
-            if head >= 0:
-                headers = {}
-                for line in received[:head].split(b"\r\n"):
-                    key, colon, value = line.partition(b":")
-                    if colon:
-                        headers[key.strip().lower().decode()] = value.strip().decode()
-                length = int(headers.get("content-length", "-1"))
-                if length >= 0 and len(received) >= head + 4 + length:
-                    parts.append((headers, received[head + 4:head + 4 + length], time.time()))
-                    received = received[head + 4 + length:]
-                    continue
-            chunk = response.read1(65536)
-            if not chunk:
-                break
-            received += chunk
-    finally:
-        conn.close()
-    return response.status, content_type, parts
+    """Reads a multipart stream for `seconds`: (status, Content-Type, [(headers, body, arrival time)])."""
+    return read_stream(SOCK, path, seconds)
 
 
 def skipped_in_stream(parts):

@@ -32,25 +32,10 @@ finish() {
     exit "$1"
 }
 
-# The guest's /tmp is an overlay on the HOST's live /tmp (see VM-NOTES.md): use a
-# private tmpfs, carrying over any of our folders that live under /tmp.
-private_tmp() {
-    local keep=/run/camd-keep p top tops=()
-    for p in "$REPO" "$RES" "$HERE" "$MODDIR"; do
-        case "$p" in /tmp/*) top=${p#/tmp/}; top=${top%%/*}; tops+=("$top") ;; esac
-    done
-    mapfile -t tops < <(printf '%s\n' "${tops[@]}" | sort -u | grep .)
-    mkdir -p "$keep"
-    for top in "${tops[@]}"; do
-        mkdir -p "$keep/$top" && mount --rbind "/tmp/$top" "$keep/$top" || return 1
-    done
-    mount -t tmpfs -o mode=1777,size=512m camd-tmp /tmp || return 1
-    for top in "${tops[@]}"; do
-        mkdir -p "/tmp/$top" && mount --rbind "$keep/$top" "/tmp/$top" || return 1
-    done
-}
+# A private /tmp for the guest (scripts/guest-private-tmp.sh).
+. "$HERE/guest-private-tmp.sh"
 cd /
-if private_tmp; then tmpnote="private tmpfs /tmp"; else tmpnote="WARNING: could not make /tmp private"; fi
+if private_tmp "$REPO" "$RES" "$HERE" "$MODDIR"; then tmpnote="private tmpfs /tmp"; else tmpnote="WARNING: could not make /tmp private"; fi
 echo "[guest] kernel $(uname -r), $(nproc) cpu(s), $tmpnote"
 
 # exclusive_caps=0: the node stays both output and capture, so ffmpeg can feed it

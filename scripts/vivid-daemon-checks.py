@@ -22,7 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from camdtest import (Image, NotifyListener, Suite, UnixHTTP, bars, bars_ok, call as call_on, camera_status,  # noqa: E402
-                      mean_level, start_camd as launch, stop_camd, vivid_config, wait_for)
+                      mean_level, read_stream, start_camd as launch, stop_camd, vivid_config, wait_for)
 
 REPO, RESULTS = sys.argv[1], sys.argv[2]
 CAMD = os.path.join(REPO, ".build/debug/camd")
@@ -100,28 +100,9 @@ def gps_degrees(ifd, value_tag, ref_tag):
 
 
 def stream_frames(sock, count, timeout=60):
-    """The first `count` parts of the vivid camera's MJPEG stream, decoded, read by Content-Length."""
-    conn = UnixHTTP(sock, timeout)
-    conn.request("GET", "/v1/cameras/vivid/stream")
-    response = conn.getresponse()
-    received, frames, t0 = b"", [], time.time()
-    try:
-        while len(frames) < count and time.time() - t0 < timeout:
-            head = received.find(b"\r\n\r\n")
-            length = [int(line.split(b":")[1]) for line in received[:head].split(b"\r\n")
-                      if line.lower().startswith(b"content-length:")] if head >= 0 else []
-            if length and len(received) >= head + 4 + length[0]:
-                body = received[head + 4:head + 4 + length[0]]
-                frames.append(Image.open(io.BytesIO(body)).convert("RGB"))
-                received = received[head + 4 + length[0]:]
-                continue
-            chunk = response.read1(65536)
-            if not chunk:
-                break
-            received += chunk
-    finally:
-        conn.close()
-    return frames
+    """The first `count` parts of the vivid camera's MJPEG stream, decoded."""
+    _, _, parts = read_stream(sock, "/v1/cameras/vivid/stream", seconds=timeout, count=count)
+    return [Image.open(io.BytesIO(body)).convert("RGB") for _, body, _ in parts]
 
 
 config = vivid_config(os.path.join(WORK, "camd.toml"), SOCK, daemon_extra='log_level = "debug"')

@@ -61,28 +61,10 @@ load_vivid() {
     [ -c /dev/video0 ]
 }
 
-# The guest's /tmp is an overlay whose lower layer is the HOST's live /tmp, so
-# whatever the host does there (e.g. a concurrent `swift build`) shows up in
-# the guest. Give the guest a private, empty tmpfs /tmp instead; any of our own
-# folders that live under /tmp (repo, results share, scripts) are carried over
-# with bind mounts.
-private_tmp() {
-    local keep=/run/camd-keep p top tops=()
-    for p in "$REPO" "$RES" "$HERE"; do
-        case "$p" in /tmp/*) top=${p#/tmp/}; top=${top%%/*}; tops+=("$top") ;; esac
-    done
-    mapfile -t tops < <(printf '%s\n' "${tops[@]}" | sort -u | grep .)
-    mkdir -p "$keep"
-    for top in "${tops[@]}"; do
-        mkdir -p "$keep/$top" && mount --rbind "/tmp/$top" "$keep/$top" || return 1
-    done
-    mount -t tmpfs -o mode=1777,size=512m camd-tmp /tmp || return 1
-    for top in "${tops[@]}"; do
-        mkdir -p "/tmp/$top" && mount --rbind "$keep/$top" "/tmp/$top" || return 1
-    done
-}
+# A private /tmp for the guest (scripts/guest-private-tmp.sh).
+. "$HERE/guest-private-tmp.sh"
 cd /
-if private_tmp; then tmpnote="private tmpfs /tmp"; else tmpnote="WARNING: could not make /tmp private"; fi
+if private_tmp "$REPO" "$RES" "$HERE"; then tmpnote="private tmpfs /tmp"; else tmpnote="WARNING: could not make /tmp private"; fi
 
 echo "[guest] kernel $(uname -r), $(nproc) cpu(s), repo $REPO, $tmpnote"
 
