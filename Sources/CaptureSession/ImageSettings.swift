@@ -45,20 +45,14 @@ public struct ImageSettings: Sendable, Hashable {
     public func render(_ jpeg: [UInt8], size: FrameSize, captureTime: Double, camera: String, card: String?,
                        sequence: UInt64, quality: Int, location: EXIF.GPSPosition? = nil,
                        keptOrientation: EXIF.Orientation? = nil) async throws(ImageError) -> (jpeg: [UInt8], size: FrameSize) {
-        var rendered = jpeg
-        var outputSize = size
-        if !isIdentity {
-            let geometry = self.geometry
-            let overlay = textOverlay(time: captureTime, camera: camera, sequence: sequence)
-            (rendered, outputSize) = try await BlockingIO.run { () throws(ImageError) -> ([UInt8], FrameSize) in
-                let pipeline = ImagePipeline()
-                let output = try pipeline.jpeg(jpeg: jpeg, geometry: geometry, overlay: overlay, quality: quality)
-                let full = pipeline.lastDecode?.fullSize ?? size
-                return (output, try geometry.outputSize(for: full))
-            }
+        if isIdentity {
+            return (tagged(jpeg, size: size, captureTime: captureTime, card: card, location: location,
+                           orientation: keptOrientation), size)
         }
-        return (tagged(rendered, size: outputSize, captureTime: captureTime, card: card, location: location,
-                       orientation: geometry.exifOrientation ?? keptOrientation), outputSize)
+        return try await BlockingIO.run { () throws(ImageError) -> ([UInt8], FrameSize) in
+            try blockingRender(jpeg, size: size, captureTime: captureTime, camera: camera, card: card, sequence: sequence,
+                               quality: quality, location: location, keptOrientation: keptOrientation)
+        }
     }
 
     /// Renders a raw Y'CbCr frame from its planes (off the caller's thread), box-reduced and
@@ -66,21 +60,43 @@ public struct ImageSettings: Sendable, Hashable {
     /// as `render` tags.
     public func render(_ frame: Frame, camera: String, card: String?, quality: Int,
                        location: EXIF.GPSPosition? = nil) async throws(ImageError) -> (jpeg: [UInt8], size: FrameSize) {
-        let geometry = self.geometry
-        let overlay = textOverlay(time: frame.captureTime, camera: camera, sequence: UInt64(frame.sequence))
-        let (jpeg, size) = try await BlockingIO.run { () throws(ImageError) -> ([UInt8], FrameSize) in
-            let pipeline = ImagePipeline()
-            var result: Result<[UInt8], ImageError> = .failure(.unreadableImage("empty frame"))
-            frame.bytes.withUnsafeBytes { bytes in
-                do throws(ImageError) {
-                    result = .success(try pipeline.jpeg(frame: bytes, layout: frame.layout, geometry: geometry, overlay: overlay, quality: quality))
-                } catch {
-                    result = .failure(error)
-                }
-            }
-            return (try result.get(), try geometry.outputSize(for: frame.layout.size))
+        try await BlockingIO.run { () throws(ImageError) -> ([UInt8], FrameSize) in
+            try blockingRender(frame, camera: camera, card: card, quality: quality, location: location)
         }
-        return (tagged(jpeg, size: size, captureTime: frame.captureTime, card: card, location: location,
+    }
+
+    /// `render(_:size:...)` on the caller's thread, for a command-line tool that has no
+    /// other work to do; `pipeline` may be one the caller keeps.
+    public func blockingRender(_ jpeg: [UInt8], size: FrameSize, captureTime: Double, camera: String, card: String?,
+                               sequence: UInt64, quality: Int, location: EXIF.GPSPosition? = nil,
+                               keptOrientation: EXIF.Orientation? = nil,
+                               pipeline: ImagePipeline = ImagePipeline()) throws(ImageError) -> (jpeg: [UInt8], size: FrameSize) {
+        var rendered = jpeg
+        var outputSize = size
+        if !isIdentity {
+            let overlay = textOverlay(time: captureTime, camera: camera, sequence: sequence)
+            rendered = try pipeline.jpeg(jpeg: jpeg, geometry: geometry, overlay: overlay, quality: quality)
+            outputSize = try geometry.outputSize(for: pipeline.lastDecode?.fullSize ?? size)
+        }
+        return (tagged(rendered, size: outputSize, captureTime: captureTime, card: card, location: location,
+                       orientation: geometry.exifOrientation ?? keptOrientation), outputSize)
+    }
+
+    /// `render(_:camera:...)` of a raw frame on the caller's thread; `pipeline` may be one the caller keeps.
+    public func blockingRender(_ frame: Frame, camera: String, card: String?, quality: Int,
+                               location: EXIF.GPSPosition? = nil,
+                               pipeline: ImagePipeline = ImagePipeline()) throws(ImageError) -> (jpeg: [UInt8], size: FrameSize) {
+        let overlay = textOverlay(time: frame.captureTime, camera: camera, sequence: UInt64(frame.sequence))
+        var result: Result<[UInt8], ImageError> = .failure(.unreadableImage("empty frame"))
+        frame.bytes.withUnsafeBytes { bytes in
+            do throws(ImageError) {
+                result = .success(try pipeline.jpeg(frame: bytes, layout: frame.layout, geometry: geometry, overlay: overlay, quality: quality))
+            } catch {
+                result = .failure(error)
+            }
+        }
+        let size = try geometry.outputSize(for: frame.layout.size)
+        return (tagged(try result.get(), size: size, captureTime: frame.captureTime, card: card, location: location,
                        orientation: geometry.exifOrientation), size)
     }
 

@@ -15,6 +15,9 @@ public enum Snapshot {
         /// How long to wait for any one frame before calling the device stalled.
         public var frameTimeout: Duration = .seconds(10)
         public var controls: [(name: String, value: String)] = []
+        /// Size, crop, rotation, overlay: applied to the raw frame's planes before the one
+        /// encode when the camera sends Y'CbCr, to a DCT-scaled decode when it sends JPEG.
+        public var image = ImageSettings()
 
         public init(device: String? = nil) { self.device = device }
     }
@@ -32,6 +35,10 @@ public enum Snapshot {
         /// Broken frames the camera sent that were dropped (truncated JPEGs and the like).
         public var dropped: Int
         public var frame: FrameInfo
+        /// The size of `jpeg` (the camera's size, unless `image` changed it).
+        public var size: FrameSize
+        /// `image` was applied to the raw frame's planes: the frame was encoded once.
+        public var renderedFromRawFrame: Bool
     }
 
     /// The captured frame's identity, without its pixels.
@@ -44,11 +51,14 @@ public enum Snapshot {
     public enum Failure: Error, CustomStringConvertible, Sendable {
         case device(DeviceError)
         case encoding(FrameEncodingError)
+        /// `image` could not be applied (a crop outside the frame, say).
+        case image(ImageError)
 
         public var description: String {
             switch self {
             case .device(let error): return error.description
             case .encoding(let error): return error.description
+            case .image(let error): return error.description
             }
         }
     }
@@ -69,20 +79,36 @@ public enum Snapshot {
             for _ in 0..<options.skip { _ = try source.skipFrame(timeout: options.frameTimeout) }
         } catch { throw .device(error) }
         var dropped = 0
+        // What the overlay's {camera} shows: "/dev/video0", "testsrc".
+        let camera = source.name.split(separator: " ").first.map(String.init) ?? source.name
+        let pipeline = ImagePipeline()
         while true {
             let frame: Frame
             do { frame = try source.nextFrame(timeout: options.frameTimeout) } catch { throw .device(error) }
-            do {
-                let jpeg = try encoder.encode(frame)
-                let exif = EXIF(captureTime: frame.captureTime, make: source.cardName, model: source.cardName,
-                                pixelWidth: frame.layout.size.width, pixelHeight: frame.layout.size.height)
-                return Result(jpeg: exif.inserted(into: jpeg), source: source.name, card: source.cardName, configuration: source.configuration,
-                              skipped: options.skip, dropped: dropped,
-                              frame: FrameInfo(sequence: frame.sequence, captureTime: frame.captureTime))
-            } catch {
+            let info = FrameInfo(sequence: frame.sequence, captureTime: frame.captureTime)
+            func result(_ rendered: (jpeg: [UInt8], size: FrameSize), fromRaw: Bool) -> Result {
+                Result(jpeg: rendered.jpeg, source: source.name, card: source.cardName, configuration: source.configuration,
+                       skipped: options.skip, dropped: dropped, frame: info, size: rendered.size, renderedFromRawFrame: fromRaw)
+            }
+            if !options.image.isIdentity, PlaneConversion.subsampling(for: frame.layout.format) != nil {
+                do {
+                    return result(try options.image.blockingRender(frame, camera: camera, card: source.cardName,
+                                                                   quality: options.quality, pipeline: pipeline), fromRaw: true)
+                } catch { throw .image(error) }
+            }
+            let jpeg: [UInt8]
+            do { jpeg = try encoder.encode(frame) } catch {
                 guard case .brokenFrame = error, dropped < brokenFrameLimit else { throw .encoding(error) }
                 dropped += 1
+                continue
             }
+            do {
+                // As captured, only tagged; otherwise (an MJPEG camera) rendered from a DCT-scaled decode.
+                return result(try options.image.blockingRender(jpeg, size: frame.layout.size, captureTime: frame.captureTime,
+                                                               camera: camera, card: source.cardName,
+                                                               sequence: UInt64(frame.sequence), quality: options.quality,
+                                                               pipeline: pipeline), fromRaw: false)
+            } catch { throw .image(error) }
         }
     }
 }

@@ -47,19 +47,11 @@ struct ImageOptions: ParsableArguments {
         }
     }
 
-    /// Applies the options to a JPEG captured without the daemon.
-    /// `camera` is what the overlay's `{camera}` shows; `card` names the camera in the EXIF.
-    func apply(to jpeg: [UInt8], captureTime: Double, camera: String, card: String, sequence: UInt32, quality: Int) throws -> [UInt8] {
-        let geometry = try Geometry.parse(query: query.filter { Geometry.parameterNames.contains($0.key) })
-        let corner = try overlayCorner.map { try TextOverlay.Corner(parsing: $0) } ?? .bottomLeft
-        let text = overlay.map { TextOverlay(template: $0, time: captureTime, camera: camera, sequence: UInt64(sequence), corner: corner) }
-        guard geometry.changesPixels || text != nil || geometry.exifOrientation != nil else { return jpeg }
-        // Re-encoded: the new JPEG gets its own EXIF, as the unchanged one had, with the orientation tag if asked.
-        let pipeline = ImagePipeline()
-        let output = try pipeline.jpeg(jpeg: jpeg, geometry: geometry, overlay: text, quality: quality)
-        let size = try pipeline.lastDecode.map { try geometry.outputSize(for: $0.fullSize) }
-        var exif = EXIF(captureTime: captureTime, make: card, model: card, pixelWidth: size?.width, pixelHeight: size?.height)
-        exif.orientation = geometry.exifOrientation
-        return exif.inserted(into: output)
+    /// The options as the settings `Snapshot.take` applies to a frame captured without the daemon.
+    func settings() throws(ImageError) -> ImageSettings {
+        var settings = ImageSettings(geometry: try Geometry.parse(query: query.filter { Geometry.parameterNames.contains($0.key) }),
+                                     overlay: overlay)
+        if let overlayCorner { settings.overlayCorner = try TextOverlay.Corner(parsing: overlayCorner) }
+        return settings
     }
 }

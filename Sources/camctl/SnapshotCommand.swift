@@ -66,8 +66,9 @@ struct SnapshotCommand: ParsableCommand {
         options.skip = skip
         options.frameTimeout = .milliseconds(Int64(timeout * 1000))
         options.controls = try parseAssignments(controls)
+        do { options.image = try image.settings() } catch { throw fail(error.description, ExitStatus.usage) }
 
-        var result: Snapshot.Result
+        let result: Snapshot.Result
         do {
             result = try Snapshot.take(options)
         } catch {
@@ -76,14 +77,10 @@ struct SnapshotCommand: ParsableCommand {
             case .encoding(let encodingError):
                 if case .unsupportedFormat = encodingError { throw fail(encodingError.description, ExitStatus.unsupported) }
                 throw fail(encodingError.description, ExitStatus.deviceIO)
+            case .image(let imageError):
+                // A parameter that does not fit this frame (a crop outside it) is the caller's; the rest is the frame's.
+                throw fail(imageError.description, imageError.parameter == nil ? ExitStatus.deviceIO : ExitStatus.usage)
             }
-        }
-        do {
-            let camera = result.source.split(separator: " ").first.map(String.init) ?? result.source  // "/dev/video0", "testsrc"
-            result.jpeg = try image.apply(to: result.jpeg, captureTime: result.frame.captureTime, camera: camera,
-                                          card: result.card, sequence: result.frame.sequence, quality: quality)
-        } catch {
-            throw fail("\(error)", ExitStatus.usage)
         }
         do {
             if output == "-" {
@@ -118,6 +115,9 @@ struct SnapshotCommand: ParsableCommand {
         var text = "\(result.source): \(layout.format) \(layout.size)"
         if let interval = result.configuration.interval { text += " at \(interval)" }
         if let asked = requestedSize, asked != layout.size { text += " (asked \(asked); nearest offered)" }
+        if result.size != layout.size {
+            text += ", rendered \(result.size) from the \(result.renderedFromRawFrame ? "raw frame's planes" : "camera's JPEG")"
+        }
         text += ", skipped \(result.skipped) frame(s)"
         if result.dropped > 0 { text += ", dropped \(result.dropped) broken frame(s)" }
         text += ", frame #\(result.frame.sequence), \(result.jpeg.count) bytes → \(output == "-" ? "standard output" : output)"

@@ -1,4 +1,5 @@
 @testable import CaptureSession
+import CamdTestSupport
 import Foundation
 import JPEG
 import Testing
@@ -57,6 +58,41 @@ import VideoCore
         let white = (y * size.width + size.width / 16) * 3
         #expect(rgb[black] <= 2 && rgb[black + 1] <= 2)
         #expect(abs(Int(rgb[white]) - 191) <= 3)
+    }
+
+    /// `camctl snapshot --no-daemon --max 160 --rotate 90`: the frame's planes are scaled and
+    /// turned before the one encode, not encoded, decoded and encoded again.
+    @Test func imageOptionsAreAppliedToTheRawFrameBeforeTheOneEncode() throws {
+        var options = Snapshot.Options(device: FrameSources.syntheticName)
+        options.request = CaptureRequest(size: FrameSize(width: 640, height: 480), fps: 120)
+        options.skip = 0
+        options.image = ImageSettings(geometry: try Geometry.parse(query: ["max": "160", "rotate": "90"]))
+        let result = try Snapshot.take(options)
+        #expect(result.renderedFromRawFrame)
+        #expect(result.size == FrameSize(width: 120, height: 160))
+        let (size, rgb) = try JPEGDecoder().decodeRGB(result.jpeg)
+        #expect(size == result.size)
+        // Turned clockwise: the bars run across, white (left in the frame) at the top, black at the bottom.
+        let x = size.width / 2
+        let top = (size.height / 32 * size.width + x) * 3, bottom = ((size.height - size.height / 32) * size.width + x) * 3
+        #expect(abs(Int(rgb[top]) - 191) <= 6, "top \(rgb[top])")
+        #expect(rgb[bottom] <= 6, "bottom \(rgb[bottom])")
+        let exif = EXIFReadBack.entries(in: result.jpeg)
+        #expect(exif[0xA002]?.bytes.first.map(Int.init) == 120)  // PixelXDimension of the output, not the frame
+    }
+
+    @Test func anImageOptionThatDoesNotFitTheFrameNamesItsParameter() throws {
+        var options = Snapshot.Options(device: FrameSources.syntheticName)
+        options.request = CaptureRequest(size: FrameSize(width: 640, height: 480), fps: 120)
+        options.skip = 0
+        options.image = ImageSettings(geometry: try Geometry.parse(query: ["crop": "600,0,100,100"]))
+        do {
+            _ = try Snapshot.take(options)
+            Issue.record("a crop outside the 640x480 frame was accepted")
+        } catch {
+            guard case .image(let imageError) = error else { Issue.record("wrong failure: \(error)"); return }
+            #expect(imageError.parameter == "crop")
+        }
     }
 
     @Test func theSyntheticSourceRefusesOtherFormats() {
