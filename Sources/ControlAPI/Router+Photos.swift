@@ -86,7 +86,7 @@ func contactSheet(_ request: Request, _ services: APIServices) async throws -> R
     for record in records.reversed() {  // oldest first
         paths.append((try? await services.photos.file(named: record.name, camera: record.camera).path) ?? "")
     }
-    let labels = records.reversed().map { label(for: $0.captureTime) }
+    let labels = records.reversed().map { contactSheetLabel(for: $0.captureTime) }
     let files = paths
     let jpeg: [UInt8]
     do {
@@ -102,9 +102,9 @@ func contactSheet(_ request: Request, _ services: APIServices) async throws -> R
                     body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
 }
 
-/// "06:04:45" for today, "11-21 06:04" otherwise: fits under a thumbnail.
-private func label(for time: Double) -> String {
-    var seconds = time_t(time), now = time_t(Date().timeIntervalSince1970)
+/// "06:04:45" for today, "11-21 06:04" otherwise (local time): fits under a thumbnail.
+func contactSheetLabel(for time: Double, now: Double = Date().timeIntervalSince1970) -> String {
+    var seconds = time_t(time), now = time_t(now)
     var at = tm(), today = tm()
     localtime_r(&seconds, &at)
     localtime_r(&now, &today)

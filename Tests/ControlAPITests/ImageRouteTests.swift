@@ -126,4 +126,18 @@ import VideoCore
             }
         }
     }
+
+    /// Local time: the clock for the same day, the date and minute for another.
+    @Test func contactSheetLabelsSayTheTimeTodayAndTheDateBefore() {
+        func local(_ month: Int32, _ day: Int32, _ hour: Int32, _ minute: Int32, _ second: Int32) -> Double {
+            var at = tm()
+            at.tm_year = 2026 - 1900; at.tm_mon = month - 1; at.tm_mday = day
+            at.tm_hour = hour; at.tm_min = minute; at.tm_sec = second; at.tm_isdst = -1
+            return Double(mktime(&at))
+        }
+        let photo = local(11, 21, 6, 4, 45)
+        #expect(contactSheetLabel(for: photo + 0.9, now: local(11, 21, 23, 0, 0)) == "06:04:45")
+        #expect(contactSheetLabel(for: photo, now: local(11, 22, 0, 30, 0)) == "11-21 06:04")
+        #expect(contactSheetLabel(for: local(1, 2, 3, 4, 5), now: local(11, 22, 0, 30, 0)) == "01-02 03:04")
+    }
 }

@@ -162,6 +162,7 @@ func render(_ image: YUVImage, _ query: [String: String], overlay: TextOverlay? 
         } == "crop")
         do {
             _ = try ImagePipeline().render(bars, geometry: Geometry(crop: Geometry.Rect(x: 600, y: 0, width: 100, height: 100)), overlay: nil)
+            Issue.record("a crop outside the frame was rendered")
         } catch {
             #expect(error.description.contains("640x480"), "\(error)")
         }
@@ -186,6 +187,7 @@ func render(_ image: YUVImage, _ query: [String: String], overlay: TextOverlay? 
     @Test func rotateMessageListsTheAngles() {
         do {
             _ = try Geometry.parse(query: ["rotate": "45"])
+            Issue.record("rotate=45 was accepted")
         } catch {
             #expect(error.description.hasPrefix("rotate must be 0, 90, 180 or 270"))
             #expect(error.description.hasSuffix("got 45"))
