@@ -21,7 +21,8 @@ public enum FrameEncodingError: Error, CustomStringConvertible, Sendable {
 
 /// Turns one captured frame into a JPEG by the cheapest correct path:
 /// - MJPEG/JPEG: validated and passed through, never re-encoded;
-/// - Y'CbCr formats: converted to full-range planes and encoded as planes;
+/// - Y'CbCr formats: converted to full-range planes and encoded as planes; planar
+///   frames already in full range are encoded where they lie, without a copy;
 /// - packed RGB: encoded directly;
 /// - anything else libv4lconvert knows: converted to RGB first.
 ///
@@ -29,7 +30,8 @@ public enum FrameEncodingError: Error, CustomStringConvertible, Sendable {
 public final class FrameEncoder {
     public var quality: Int
     private let encoder: JPEGEncoder
-    private var planes = YUVImage()
+    /// The frame just converted; left untouched by frames encoded in place (`inPlacePlanes`).
+    private(set) var planes = YUVImage()
     private lazy var converter = LibV4LConverter()
     /// Draws stream overlays on frames that were not converted to planes here (MJPEG, RGB).
     private var pipeline: ImagePipeline?
@@ -42,9 +44,15 @@ public final class FrameEncoder {
     }
 
     public func encode(_ frame: Frame) throws(FrameEncodingError) -> [UInt8] {
+        try encode(frame, convertingPlanes: false)
+    }
+
+    /// `convertingPlanes` leaves a Y'CbCr frame's full-range planes in `planes`, even where the
+    /// encoder could have read the frame's own, for an overlay to be drawn on them next.
+    private func encode(_ frame: Frame, convertingPlanes: Bool) throws(FrameEncodingError) -> [UInt8] {
         var result: Result<[UInt8], FrameEncodingError> = .failure(.unsupportedFormat(frame.layout.format))
         frame.bytes.withUnsafeBytes { bytes in
-            do throws(FrameEncodingError) { result = .success(try encode(bytes, layout: frame.layout)) }
+            do throws(FrameEncodingError) { result = .success(try encode(bytes, layout: frame.layout, convertingPlanes: convertingPlanes)) }
             catch { result = .failure(error) }
         }
         return try result.get()
@@ -55,7 +63,7 @@ public final class FrameEncoder {
     /// stays for snapshots. Y'CbCr frames reuse the planes just converted; other formats
     /// decode the JPEG just made. `overlaid` is nil without an overlay or when drawing failed.
     public func encode(_ frame: Frame, overlay: TextOverlay?) throws(FrameEncodingError) -> (jpeg: [UInt8], overlaid: [UInt8]?) {
-        let jpeg = try encode(frame)
+        let jpeg = try encode(frame, convertingPlanes: overlay != nil)
         guard let overlay else { return (jpeg, nil) }
         if !frame.layout.format.isJPEG, PlaneConversion.requiredBytes(frame.layout) != nil {
             overlay.draw(into: &planes)  // `planes` holds this frame: `encode` just converted it
@@ -66,6 +74,10 @@ public final class FrameEncoder {
     }
 
     public func encode(_ bytes: UnsafeRawBufferPointer, layout: FrameLayout) throws(FrameEncodingError) -> [UInt8] {
+        try encode(bytes, layout: layout, convertingPlanes: false)
+    }
+
+    private func encode(_ bytes: UnsafeRawBufferPointer, layout: FrameLayout, convertingPlanes: Bool) throws(FrameEncodingError) -> [UInt8] {
         do {
             if layout.format.isJPEG {
                 switch JPEGValidation.validate(bytes) {
@@ -75,6 +87,9 @@ public final class FrameEncoder {
             }
             if let needed = PlaneConversion.requiredBytes(layout) {
                 guard bytes.count >= needed else { throw FrameEncodingError.shortFrame(expected: needed, got: bytes.count) }
+                if !convertingPlanes, let inPlace = PlaneConversion.inPlacePlanes(layout) {
+                    return try encoder.compress(planes: bytes, inPlace, size: layout.size, quality: quality)
+                }
                 _ = PlaneConversion.convert(bytes, layout: layout, into: &planes)
                 return try encoder.compress(planes, quality: quality)
             }

@@ -20,16 +20,26 @@ public final class JPEGEncoder {
 
     /// Encodes full-range planar Y'CbCr as is (`tjCompressFromYUVPlanes`), no RGB round trip.
     public func compress(_ image: YUVImage, quality: Int) throws(JPEGError) -> [UInt8] {
-        var failed = false
-        image.storage.withUnsafeBufferPointer { storage in
-            let base = storage.baseAddress!
-            var planes: [UnsafePointer<UInt8>?] = (0..<3).map { base + image.offset($0) }
-            var strides: [Int32] = (0..<3).map { Int32(image.stride($0)) }
-            failed = tjCompressFromYUVPlanes(handle, &planes, Int32(image.size.width), &strides,
-                                             Int32(image.size.height), image.subsampling.turboJPEG,
-                                             &buffer, &bufferSize, Int32(quality), 0) != 0
+        let planes = PlaneConversion.Planes(offsets: (0..<3).map(image.offset), strides: (0..<3).map(image.stride),
+                                            subsampling: image.subsampling)
+        var result: Result<[UInt8], JPEGError> = .failure(JPEGError("no image"))
+        image.storage.withUnsafeBytes { storage in
+            result = Result { () throws(JPEGError) -> [UInt8] in try compress(planes: storage, planes, size: image.size, quality: quality) }
         }
-        if failed { throw JPEGError.last(handle, "encoding \(image.size) \(image.subsampling)") }
+        return try result.get()
+    }
+
+    /// Encodes planes where they lie in `bytes` (a full-range planar frame in the driver's
+    /// buffer), read in place: no copy. The caller has checked `bytes` holds them.
+    public func compress(planes bytes: UnsafeRawBufferPointer, _ planes: PlaneConversion.Planes, size: FrameSize,
+                         quality: Int) throws(JPEGError) -> [UInt8] {
+        let base = bytes.bindMemory(to: UInt8.self).baseAddress!
+        var pointers: [UnsafePointer<UInt8>?] = planes.offsets.map { base + $0 }
+        var strides: [Int32] = planes.strides.map { Int32($0) }
+        if tjCompressFromYUVPlanes(handle, &pointers, Int32(size.width), &strides, Int32(size.height),
+                                   planes.subsampling.turboJPEG, &buffer, &bufferSize, Int32(quality), 0) != 0 {
+            throw JPEGError.last(handle, "encoding \(size) \(planes.subsampling)")
+        }
         return Array(UnsafeBufferPointer(start: buffer, count: Int(bufferSize)))
     }
 

@@ -103,6 +103,32 @@ public enum PlaneConversion {
         return true
     }
 
+    /// Where each of a frame's planes starts and its bytes per row: Y, Cb, Cr.
+    public struct Planes: Sendable, Hashable {
+        public var offsets: [Int]
+        public var strides: [Int]
+        public var subsampling: ChromaSubsampling
+    }
+
+    /// The frame's own planes, when the encoder can read them where they are: planar
+    /// Y'CbCr (YU12, YV12, 422P, GREY) already in full range, such as a Raspberry Pi
+    /// camera's. Nil for every layout that needs converting (packed, semi-planar, limited range).
+    public static func inPlacePlanes(_ layout: FrameLayout) -> Planes? {
+        guard layout.range == .full, let subsampling = subsampling(for: layout.format) else { return nil }
+        let stride = layout.bytesPerLine > 0 ? layout.bytesPerLine : defaultStride(layout)
+        switch layout.format {
+        case .grey:
+            return Planes(offsets: [0, 0, 0], strides: [stride, 0, 0], subsampling: .gray)
+        case .yuv420, .yvu420, .yuv422p:
+            let chromaStride = stride / 2
+            let first = stride * layout.size.height, second = first + chromaStride * subsampling.chromaSize(layout.size).height
+            let (cb, cr) = layout.format == .yvu420 ? (second, first) : (first, second)
+            return Planes(offsets: [0, cb, cr], strides: [stride, chromaStride, chromaStride], subsampling: subsampling)
+        default:
+            return nil
+        }
+    }
+
     /// How many bytes a frame of `layout` needs, so a short buffer is refused before reading it.
     public static func requiredBytes(_ layout: FrameLayout) -> Int? {
         guard let subsampling = subsampling(for: layout.format) else { return nil }

@@ -96,3 +96,56 @@ func near(_ a: (Int, Int, Int), _ b: (Int, Int, Int), _ tolerance: Int = 6) -> B
         }
     }
 }
+
+/// Full-range planar frames (a Raspberry Pi camera's YU12) go to TurboJPEG where they lie.
+@Suite struct InPlacePlanesTests {
+    /// A full-range planar frame with rows padded to `stride`: a gradient in Y, chroma varying by position.
+    func planarFrame(_ format: PixelFormat, _ size: FrameSize, stride: Int) -> Frame {
+        let chromaHeight = format == .yuv422p ? size.height : size.height / 2
+        var bytes = [UInt8](repeating: 0xEE, count: stride * size.height + 2 * (stride / 2) * chromaHeight)
+        for y in 0..<size.height { for x in 0..<size.width { bytes[y * stride + x] = UInt8((x + 2 * y) & 0xFF) } }
+        let first = stride * size.height, second = first + (stride / 2) * chromaHeight
+        for y in 0..<chromaHeight {
+            for x in 0..<(size.width / 2) {
+                bytes[first + y * (stride / 2) + x] = UInt8(40 + x % 150)
+                bytes[second + y * (stride / 2) + x] = UInt8(200 - y % 150)
+            }
+        }
+        let layout = FrameLayout(format: format, size: size, bytesPerLine: stride, range: .full)
+        return Frame(layout: layout, bytes: bytes, sequence: 1, monotonicTime: 0, captureTime: 0)
+    }
+
+    @Test(arguments: [PixelFormat.yuv420, .yvu420, .yuv422p])
+    func fullRangePlanarFramesAreEncodedInPlaceAsTheyWouldBeConverted(format: PixelFormat) throws {
+        let frame = planarFrame(format, FrameSize(width: 320, height: 240), stride: 352)
+        let encoder = try FrameEncoder()
+        let jpeg = try encoder.encode(frame)
+        #expect(encoder.planes.storage.count == 0, "the frame was copied into the encoder's planes")
+        // The same picture as the converting path gives: convert, then encode the copy.
+        var copy = YUVImage()
+        _ = frame.bytes.withUnsafeBytes { PlaneConversion.convert($0, layout: frame.layout, into: &copy) }
+        #expect(jpeg == (try JPEGEncoder().compress(copy, quality: FrameEncoder.defaultQuality)))
+    }
+
+    @Test func limitedRangeAndSemiPlanarFramesAreStillConverted() throws {
+        var frame = planarFrame(.yuv420, FrameSize(width: 64, height: 48), stride: 64)
+        frame.layout.range = .limited
+        let encoder = try FrameEncoder()
+        _ = try encoder.encode(frame)
+        #expect(encoder.planes.size == frame.layout.size)
+        #expect(PlaneConversion.inPlacePlanes(FrameLayout(format: .nv12, size: frame.layout.size, bytesPerLine: 64, range: .full)) == nil)
+    }
+
+    /// The stream overlay draws on converted planes: an in-place frame must not leave it drawing on an old one.
+    @Test func aStreamOverlayOnAnInPlaceFrameDrawsOnThisFrame() throws {
+        let encoder = try FrameEncoder()
+        let frame = planarFrame(.yuv420, FrameSize(width: 320, height: 240), stride: 320)
+        let (plain, overlaid) = try encoder.encode(frame, overlay: TextOverlay(text: "8", corner: .topLeft, scale: 3))
+        let (_, plainRGB) = try JPEGDecoder().decodeRGB(plain)
+        let (_, overlaidRGB) = try JPEGDecoder().decodeRGB(try #require(overlaid))
+        // Far from the text, both are this frame's pixels.
+        let far = (200 * 320 + 300) * 3
+        #expect(abs(Int(plainRGB[far]) - Int(overlaidRGB[far])) <= 2)
+        #expect(plainRGB != overlaidRGB)
+    }
+}

@@ -63,6 +63,20 @@ struct VividCaptureTests {
         Vivid.expectBars(colours)
     }
 
+    /// vivid told by its quantization control to send full-range Y'CbCr, as a Raspberry Pi
+    /// camera's YU12 is: the frame's planes go to TurboJPEG where they lie (no conversion),
+    /// and the bars still come out right, black 0 and white 191.
+    @Test func fullRangeYU12IsEncodedInPlace() throws {
+        defer { try? VideoDevice(path: Vivid.capture).setControls([("quantization", "Default")]) }
+        let result = try Vivid.snapshot(format: .yuv420, size: FrameSize(width: 640, height: 480),
+                                        controls: [("quantization", "Full Range")])
+        #expect(result.configuration.layout.range == .full)
+        #expect(PlaneConversion.inPlacePlanes(result.configuration.layout) != nil)
+        let (size, colours) = try Vivid.barColours(result.jpeg)
+        #expect(size == FrameSize(width: 640, height: 480))
+        Vivid.expectBars(colours)
+    }
+
     @Test func greyIsEncodedAsLuma() throws {
         let result = try Vivid.snapshot(format: .grey, size: FrameSize(width: 640, height: 480))
         let header = try JPEGDecoder().header(result.jpeg)
