@@ -41,31 +41,25 @@ public struct TextOverlay: Hashable, Sendable {
         self.init(text: Self.expand(template, time: time, camera: camera, sequence: sequence), corner: corner, scale: scale)
     }
 
-    /// Expands a strftime-style template in local time: `%Y %m %d %H %M %S`
-    /// (year, month, day, hour, minute, second, zero-padded), `%%` for `%`,
+    /// The conversions of strftime(3) a template may use, in local time and the C locale
+    /// (English names, ASCII: what the built-in font draws). `%E`/`%O` variants and
+    /// conversions that need a field width are not among them.
+    public static let timeConversions: Set<Character> = Set("aAbBcCdDeFgGhHIjklmMnprRsStTuUVwWxXyYzZ")
+
+    /// Expands a strftime-style template for one frame: any of `timeConversions`
+    /// (`%Y-%m-%d %H:%M:%S`, `%a %b %e`, `%j`, `%Z`...) in local time, `%%` for `%`,
     /// `{camera}` and `{seq}`. Anything else is kept as written.
     public static func expand(_ template: String, time: Double, camera: String, sequence: UInt64) -> String {
         var seconds = time_t(time.rounded(.down))
         var parts = tm()
         localtime_r(&seconds, &parts)
-        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
         var output = ""
         var rest = Substring(template)
         while let c = rest.first {
             if c == "%", rest.count >= 2 {
                 let code = rest[rest.index(after: rest.startIndex)]
-                let value: String? = switch code {
-                case "Y": String(parts.tm_year + 1900)
-                case "m": two(parts.tm_mon + 1)
-                case "d": two(parts.tm_mday)
-                case "H": two(parts.tm_hour)
-                case "M": two(parts.tm_min)
-                case "S": two(parts.tm_sec)
-                case "%": "%"
-                default: nil
-                }
-                if let value {
-                    output += value
+                if code == "%" || timeConversions.contains(code) {
+                    output += code == "%" ? "%" : format(code, parts)
                     rest = rest.dropFirst(2)
                     continue
                 }
@@ -82,6 +76,14 @@ public struct TextOverlay: Hashable, Sendable {
             rest = rest.dropFirst()
         }
         return output
+    }
+
+    /// One strftime(3) conversion of `parts`.
+    private static func format(_ code: Character, _ parts: tm) -> String {
+        var parts = parts
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = strftime(&buffer, buffer.count, "%\(code)", &parts)
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     // MARK: Layout

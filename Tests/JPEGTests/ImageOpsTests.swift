@@ -285,6 +285,15 @@ func render(_ image: YUVImage, _ query: [String: String], overlay: TextOverlay? 
         #expect(text == "\(date) \(exif.suffix(8)) porch #42 100% %q")
     }
 
+    @Test func templatesTakeTheOtherStrftimeConversions() {
+        var at = tm()
+        at.tm_year = 2026 - 1900; at.tm_mon = 10; at.tm_mday = 21; at.tm_hour = 18; at.tm_min = 4; at.tm_sec = 5; at.tm_isdst = -1
+        let time = Double(mktime(&at)) + 0.75  // Saturday 21 November 2026, 18:04:05.75 local time
+        let text = TextOverlay.expand("%a %A %b %B %e|%j|%y|%I%p|%D %T|%F|%u|%s|%Ez|%Q", time: time, camera: "c", sequence: 1)
+        #expect(text == "Sat Saturday Nov November 21|325|26|06PM|11/21/26 18:04:05|2026-11-21|6|\(Int(time))|%Ez|%Q")
+        #expect(TextOverlay.expand("%H:%M%n{camera}", time: time, camera: "porch", sequence: 1) == "18:04\nporch")
+    }
+
     @Test func theOverlayChangesPixelsOnlyInsideItsBox() throws {
         let bars = barsImage(FrameSize(width: 640, height: 480))
         let pipeline = ImagePipeline()
