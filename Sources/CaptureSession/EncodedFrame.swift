@@ -17,12 +17,16 @@ public struct EncodedFrame: Sendable {
     /// The live stream's copy with the configured overlay drawn in (`stream_overlay`),
     /// made once per frame for every stream client; nil when the stream shows `jpeg` itself.
     public var streamJPEG: [UInt8]?
+    /// `jpeg` itself carries the stream overlay and no plain copy was made: only stream
+    /// clients wanted this frame (`FrameHub.wantsPlainJPEG`), so it was encoded once, for them.
+    /// Never served as a snapshot.
+    public var overlaidOnly: Bool
 
     /// What a live stream client is sent.
     public var jpegForStream: [UInt8] { streamJPEG ?? jpeg }
 
     public init(jpeg: [UInt8], sequence: UInt32, captureTime: Double, monotonicTime: Double, size: FrameSize,
-                sourceFormat: PixelFormat, encodeSeconds: Double, streamJPEG: [UInt8]? = nil) {
+                sourceFormat: PixelFormat, encodeSeconds: Double, streamJPEG: [UInt8]? = nil, overlaidOnly: Bool = false) {
         self.jpeg = jpeg
         self.sequence = sequence
         self.captureTime = captureTime
@@ -31,5 +35,6 @@ public struct EncodedFrame: Sendable {
         self.sourceFormat = sourceFormat
         self.encodeSeconds = encodeSeconds
         self.streamJPEG = streamJPEG
+        self.overlaidOnly = overlaidOnly
     }
 }

@@ -44,13 +44,21 @@ final class EncoderWorker: Sendable {
             // The stream overlay is drawn here, once per frame, and only while someone streams.
             let overlay = hub.subscriberCount > 0
                 ? image.streamTextOverlay(time: frame.captureTime, camera: id, sequence: UInt64(frame.sequence)) : nil
-            let encoded = try? encoder.encode(frame, overlay: overlay)
+            // With only stream clients asking, the overlaid copy is the one encode (an MJPEG
+            // frame's plain copy costs nothing: it is passed through).
+            let overlaidOnly = overlay != nil && !frame.layout.format.isJPEG && !hub.wantsPlainJPEG()
+            let encoded: (jpeg: [UInt8], overlaid: [UInt8]?)? = if let overlay, overlaidOnly {
+                (try? encoder.encodeOverlaid(frame, overlay: overlay)).map { ($0, nil) }
+            } else {
+                try? encoder.encode(frame, overlay: overlay)
+            }
             let elapsed = ContinuousClock.now - started
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             hub.deliver(encoded.map {
                 EncodedFrame(jpeg: $0.jpeg, sequence: frame.sequence, captureTime: frame.captureTime,
                              monotonicTime: frame.monotonicTime, size: frame.layout.size, sourceFormat: frame.layout.format,
-                             encodeSeconds: frame.layout.format.isJPEG && overlay == nil ? 0 : seconds, streamJPEG: $0.overlaid)
+                             encodeSeconds: frame.layout.format.isJPEG && overlay == nil ? 0 : seconds, streamJPEG: $0.overlaid,
+                             overlaidOnly: overlaidOnly)
             }, generation: generation, epoch: epoch)
         }
     }

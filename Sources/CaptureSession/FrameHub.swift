@@ -28,6 +28,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     private var rawWaiters: [UInt64: RawWaiter] = [:]
     /// When someone last wanted a frame (CLOCK_MONOTONIC), for `wantsPixels`.
     private var lastDemand = -Double.infinity
+    /// When a snapshot, a save or a timelapse last asked for a frame as captured, for `wantsPlainJPEG`.
+    private var lastPlainDemand = -Double.infinity
     /// Encode every frame, wanted or not (`encode_every_frame`).
     private var encodesEveryFrame = false
     private var subscribers: [UInt64: AsyncStream<EncodedFrame>.Continuation] = [:]
@@ -145,6 +147,16 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     // MARK: encoder threads
 
+    /// Whether an encoder drawing the stream overlay must also make the plain JPEG: someone
+    /// waits for a frame as captured, or asked within `warmSeconds` (so a burst of snapshots
+    /// finds one ready), or every frame is encoded anyway. Otherwise only stream clients want
+    /// the frame, and its overlaid copy is the only encode (`EncodedFrame.overlaidOnly`).
+    func wantsPlainJPEG(now: Double = FrameHub.monotonicNow()) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return encodesEveryFrame || !waiters.isEmpty || now - lastPlainDemand < Self.warmSeconds
+    }
+
     /// Blocks until there is a raw frame no encoder has taken yet and someone wants
     /// JPEGs, then takes it; returns nil once the hub is closed or moved to another run.
     func nextFrameToEncode(epoch runEpoch: UInt64) -> (Frame, UInt64)? {
@@ -184,7 +196,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         if counters.encodeSeconds.count > 256 { counters.encodeSeconds.removeFirst(128) }
         latestEncoded = encoded
         var ready: [CheckedContinuation<EncodedFrame, any Error>] = []
-        for (id, waiter) in waiters where encoded.monotonicTime >= waiter.notBefore {
+        for (id, waiter) in waiters where encoded.monotonicTime >= waiter.notBefore && !encoded.overlaidOnly {
             ready.append(waiter.continuation)
             waiters[id] = nil
         }
@@ -277,7 +289,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     private func freshFrame(notBefore: Double) -> Freshness {
         condition.lock()
         defer { condition.unlock() }
-        if let encoded = latestEncoded, encoded.monotonicTime >= notBefore { return .ready(encoded) }
+        lastPlainDemand = Self.monotonicNow()
+        if let encoded = latestEncoded, encoded.monotonicTime >= notBefore, !encoded.overlaidOnly { return .ready(encoded) }
         if closed { return .closed }
         nextID &+= 1
         return .wait(nextID)

@@ -73,6 +73,20 @@ public final class FrameEncoder {
         return (jpeg, try? pipeline!.jpeg(jpeg: jpeg, geometry: Geometry(), overlay: overlay, quality: quality))
     }
 
+    /// Only the live stream's picture: `frame` with `overlay` drawn in, for a frame nobody
+    /// wants as captured. A Y'CbCr frame is converted, drawn on and encoded once; other
+    /// formats are encoded (or passed through) first, as `encode(_:overlay:)` does.
+    public func encodeOverlaid(_ frame: Frame, overlay: TextOverlay) throws(FrameEncodingError) -> [UInt8] {
+        guard !frame.layout.format.isJPEG, let needed = PlaneConversion.requiredBytes(frame.layout) else {
+            let (jpeg, overlaid) = try encode(frame, overlay: overlay)
+            return overlaid ?? jpeg
+        }
+        guard frame.bytes.count >= needed else { throw .shortFrame(expected: needed, got: frame.bytes.count) }
+        _ = frame.bytes.withUnsafeBytes { PlaneConversion.convert($0, layout: frame.layout, into: &planes) }
+        overlay.draw(into: &planes)
+        do { return try encoder.compress(planes, quality: quality) } catch { throw .encoder(error) }
+    }
+
     public func encode(_ bytes: UnsafeRawBufferPointer, layout: FrameLayout) throws(FrameEncodingError) -> [UInt8] {
         try encode(bytes, layout: layout, convertingPlanes: false)
     }

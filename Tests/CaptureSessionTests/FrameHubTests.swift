@@ -92,6 +92,36 @@ import VideoCore
         #expect(await encoder.value == nil, "the encoder was offered a frame nobody wanted as JPEG")
     }
 
+    /// A frame encoded for stream clients alone (overlay drawn in, no plain copy) goes to the
+    /// stream but is never a snapshot: the snapshot waits for a frame with its plain JPEG,
+    /// and asking for one makes the encoders add it for `warmSeconds`.
+    @Test func aStreamOnlyFrameIsNeverASnapshot() async throws {
+        let hub = FrameHub()
+        let epoch = hub.reopen()
+        let stream = hub.subscribe()
+        let now = FrameHub.monotonicNow()
+        #expect(!hub.wantsPlainJPEG(now: now), "nobody has asked for a frame as captured")
+        hub.publish(frame(1, at: now))
+        let (first, generation) = try #require(hub.nextFrameToEncode(epoch: epoch))
+        var streamOnly = encoded(first)
+        streamOnly.overlaidOnly = true
+        hub.deliver(streamOnly, generation: generation, epoch: epoch)
+        var frames = stream.makeAsyncIterator()
+        #expect(await frames.next()?.overlaidOnly == true, "the stream gets it")
+
+        let waiter = Task { try await hub.frame(notBefore: 0, timeout: .seconds(5)) }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(hub.wantsPlainJPEG(), "a snapshot is waiting")
+        hub.publish(frame(2, at: now + 0.1))
+        let (second, nextGeneration) = try #require(hub.nextFrameToEncode(epoch: epoch))
+        hub.deliver(encoded(second), generation: nextGeneration, epoch: epoch)
+        let shot = try await waiter.value
+        #expect(shot.sequence == 2 && !shot.overlaidOnly, "the snapshot skipped the stream-only frame")
+        #expect(hub.wantsPlainJPEG(now: FrameHub.monotonicNow() + FrameHub.warmSeconds / 2), "warm after a snapshot")
+        #expect(!hub.wantsPlainJPEG(now: FrameHub.monotonicNow() + FrameHub.warmSeconds + 0.5), "and cold again later")
+        hub.close()
+    }
+
     /// Encoders of a pool each take a different frame, and one that finishes late does not
     /// send a client back in time.
     @Test func aPoolEncodesEachFrameOnceAndDeliversInOrder() async throws {

@@ -72,6 +72,8 @@ import VideoCore
         return (inside, outside)
     }
 
+    /// With only stream clients, each frame is encoded once, overlay drawn in; a snapshot is
+    /// the frame as captured, and while snapshots are being asked for, frames carry both copies.
     @Test func theStreamCarriesTheOverlayAndSnapshotsStayPlain() async throws {
         let image = ImageSettings(overlay: "{camera}", overlayCorner: .topLeft, streamOverlay: true)
         let size = FrameSize(width: 320, height: 240)
@@ -79,19 +81,32 @@ import VideoCore
                                                               fps: 30, image: image))
         await session.start()
         let stream = try await session.subscribe()
-        var frames: [EncodedFrame] = []
-        for await frame in stream {
-            frames.append(frame)
-            if frames.count == 3 { break }
+        var frames = stream.makeAsyncIterator()
+        var streamOnly: [EncodedFrame] = []
+        while streamOnly.count < 3, let frame = await frames.next() { streamOnly.append(frame) }
+        let shot = try await session.snapshot()
+        // Frames an encoder of the pool took before the snapshot was asked for may still be stream-only.
+        var skipped = 0, both: [EncodedFrame] = []
+        while both.count < 3, skipped <= 4, let frame = await frames.next() {
+            if frame.overlaidOnly { skipped += 1 } else { both.append(frame) }
         }
         await session.stop()
 
-        for frame in frames {
-            let overlaid = try #require(frame.streamJPEG, "every streamed frame has its overlay copy")
+        let box = TextOverlay(text: "live", corner: .topLeft).box(in: size)
+        let plainShot = try JPEGDecoder().decodeRGB(shot.jpeg)
+        #expect(!shot.overlaidOnly)
+        for frame in streamOnly {
+            #expect(frame.overlaidOnly && frame.streamJPEG == nil, "one encode per frame for the stream alone")
+            let drawn = try JPEGDecoder().decodeRGB(frame.jpegForStream)
+            let diff = difference(plainShot.pixels, drawn.pixels, width: size.width, height: size.height, inside: box)
+            #expect(diff.inside > 100, "the stream has the overlay and the snapshot has not")
+        }
+        #expect(both.count == 3, "frames carry the plain copy after a snapshot (\(skipped) stream-only ones after it)")
+        for frame in both {
+            let overlaid = try #require(frame.streamJPEG, "the stream copy beside the plain one")
             #expect(frame.jpegForStream == overlaid)
             let plain = try JPEGDecoder().decodeRGB(frame.jpeg), drawn = try JPEGDecoder().decodeRGB(overlaid)
             #expect(plain.size == size && drawn.size == size)
-            let box = TextOverlay(text: "live", corner: .topLeft).box(in: size)
             let diff = difference(plain.pixels, drawn.pixels, width: size.width, height: size.height, inside: box)
             #expect(diff.inside > 100, "the overlay's box is drawn on the stream copy")
             #expect(diff.outside <= 8, "nothing else changes: \(diff.outside)")

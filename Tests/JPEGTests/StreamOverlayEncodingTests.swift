@@ -40,6 +40,16 @@ import VideoCore
         #expect(try encoder.encode(yuyvFrame(), overlay: nil).overlaid == nil)
     }
 
+    /// For stream clients alone: the overlaid picture, from one conversion and one encode.
+    @Test func theOverlaidPictureAloneIsTheOverlaidCopy() throws {
+        let overlay = TextOverlay(text: "12:00:00 bench", corner: .bottomRight)
+        let (_, overlaid) = try FrameEncoder().encode(yuyvFrame(), overlay: overlay)
+        #expect(try FrameEncoder().encodeOverlaid(yuyvFrame(), overlay: overlay) == overlaid)
+        let mjpeg = Frame(layout: FrameLayout(format: .mjpeg, size: size, bytesPerLine: 0, range: .full),
+                          bytes: try FrameEncoder().encode(yuyvFrame()), sequence: 2, monotonicTime: 2, captureTime: 2)
+        #expect(try FrameEncoder().encodeOverlaid(mjpeg, overlay: overlay) == (try FrameEncoder().encode(mjpeg, overlay: overlay).overlaid))
+    }
+
     @Test func jpegFramesAreDecodedOnceForTheOverlay() throws {
         let source = try FrameEncoder().encode(yuyvFrame())
         let frame = Frame(layout: FrameLayout(format: .mjpeg, size: size, bytesPerLine: 0, range: .full),
