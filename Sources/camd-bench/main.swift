@@ -8,7 +8,8 @@
 // encoder: for each size, camd's full path from a limited-range YUYV frame
 // (deinterleave, range expansion, tjCompressFromYUVPlanes) vs the floor,
 // tjCompressFromYUVPlanes on the same frame already planar and full range;
-// same quality and 4:2:2.
+// same quality and 4:2:2. Then the same for limited-range NV12 (converted) and
+// full-range YU12 (encoded in place, so the ratio shows the copy it saves), 4:2:0.
 //
 // thumbnail: for each size, what a 1/4 or 1/8 thumbnail costs next to a
 // full-size snapshot: from a raw YUYV frame (box-reduced convert, resample,
@@ -79,37 +80,75 @@ func median(_ values: [Double]) -> Double {
     return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
+/// The photograph's YUYV frame (limited range) in another camera layout, for the encoder table:
+/// `.yuyv` as it is; `.nv12` (limited range, chroma interleaved: converted by camd) and
+/// `.yuv420` (full range, three planes: a Raspberry Pi camera's, encoded in place), both
+/// with each pair of rows' chroma averaged.
+func cameraFrame(fromYUYV yuyv: [UInt8], size: FrameSize, as format: PixelFormat) -> (bytes: [UInt8], layout: FrameLayout) {
+    guard format != .yuyv else {
+        return (yuyv, FrameLayout(format: .yuyv, size: size, bytesPerLine: size.width * 2, range: .limited))
+    }
+    let full = format == .yuv420
+    func luma(_ value: UInt8) -> UInt8 { full ? PlaneConversion.expandLuma[Int(value)] : value }
+    func chroma(_ a: UInt8, _ b: UInt8) -> UInt8 {
+        let mean = UInt8((Int(a) + Int(b) + 1) / 2)
+        return full ? PlaneConversion.expandChroma[Int(mean)] : mean
+    }
+    let (w, h) = (size.width, size.height)
+    var bytes = [UInt8](repeating: 0, count: w * h + 2 * (w / 2) * (h / 2))
+    for i in 0..<(w * h) { bytes[i] = luma(yuyv[2 * i]) }
+    for y in 0..<(h / 2) {
+        for x in 0..<(w / 2) {
+            let top = (2 * y * w + 2 * x) * 2, bottom = top + w * 2
+            let cb = chroma(yuyv[top + 1], yuyv[bottom + 1]), cr = chroma(yuyv[top + 3], yuyv[bottom + 3])
+            if full {
+                bytes[w * h + y * (w / 2) + x] = cb
+                bytes[w * h + (w / 2) * (h / 2) + y * (w / 2) + x] = cr
+            } else {
+                bytes[w * h + y * w + 2 * x] = cb
+                bytes[w * h + y * w + 2 * x + 1] = cr
+            }
+        }
+    }
+    return (bytes, FrameLayout(format: format, size: size, bytesPerLine: w, range: full ? .full : .limited))
+}
+
 func encoderBenchmark(folder: String, quality: Int, budget: Double) throws {
     let sizes = [FrameSize(width: 640, height: 480), FrameSize(width: 1280, height: 720),
                  FrameSize(width: 1920, height: 1080), FrameSize(width: 3840, height: 2160)]
-    print("camd-bench encoder: quality \(quality), 4:2:2, input: a photograph (scripts/bench-frames.py)")
-    print("camd path and floor alternate in rounds of 0.1 s of thread CPU time for \(budget) s per size;")
-    print("figures are medians over the rounds, ratio = median of the rounds' ratios (min-max beside it)")
-    print("size        camd path MP/s   floor MP/s   ratio   ratio range    rounds   camd ms/frame   floor ms/frame   JPEG bytes")
-    for size in sizes {
-        let path = "\(folder)/motorcycle-\(size).yuyv"
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
+    let formats: [(PixelFormat, String)] = [(.yuyv, "YUYV limited 4:2:2"), (.nv12, "NV12 limited 4:2:0"),
+                                            (.yuv420, "YU12 full 4:2:0")]
+    print("camd-bench encoder: quality \(quality), input: a photograph (scripts/bench-frames.py) in three camera layouts:")
+    print("YUYV and NV12 in limited range are converted to full-range planes; YU12 in full range is encoded in place")
+    print("camd path (FrameEncoder.encode on the camera's frame) and floor (tjCompressFromYUVPlanes on the same picture")
+    print("already planar and full range, same subsampling) alternate in rounds of 0.1 s of thread CPU time for \(budget) s")
+    print("per row; figures are medians over the rounds, ratio = median of the rounds' ratios (min-max beside it)")
+    print("format               size        camd path MP/s   floor MP/s   ratio   ratio range    rounds   camd ms/frame   floor ms/frame   JPEG bytes")
+    for (format, label) in formats {
+        for size in sizes {
+            let path = "\(folder)/motorcycle-\(size).yuyv"
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
+            }
+            let (frame, layout) = cameraFrame(fromYUYV: [UInt8](data), size: size, as: format)
+            let encoder = try FrameEncoder(quality: quality)
+            var planes = YUVImage()
+            _ = frame.withUnsafeBytes { PlaneConversion.convert($0, layout: layout, into: &planes) }
+            let floorEncoder = try JPEGEncoder()
+            var jpegBytes = 0
+            let (camd, floor) = try frame.withUnsafeBytes { bytes in
+                try alternate(budget: budget, { jpegBytes = try encoder.encode(bytes, layout: layout).count; return jpegBytes },
+                              { try floorEncoder.compress(planes, quality: quality).count })
+            }
+            let ratios = zip(camd, floor).map { $1 / $0 }
+            let camdSeconds = median(camd), floorSeconds = median(floor)
+            let megapixels = Double(size.area) / 1e6
+            func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
+            print(pad(label, 21) + pad("\(size)", 12) + pad(String(format: "%.1f", megapixels / camdSeconds), 17)
+                  + pad(String(format: "%.1f", megapixels / floorSeconds), 13) + pad(String(format: "%.3f", median(ratios)), 8)
+                  + pad(String(format: "%.3f-%.3f", ratios.min()!, ratios.max()!), 15) + pad("\(ratios.count)", 9)
+                  + pad(String(format: "%.2f", camdSeconds * 1000), 16) + pad(String(format: "%.2f", floorSeconds * 1000), 17) + "\(jpegBytes)")
         }
-        let frame = [UInt8](data)
-        let layout = FrameLayout(format: .yuyv, size: size, bytesPerLine: size.width * 2, range: .limited)
-        let encoder = try FrameEncoder(quality: quality)
-        var planes = YUVImage()
-        _ = frame.withUnsafeBytes { PlaneConversion.convert($0, layout: layout, into: &planes) }
-        let floorEncoder = try JPEGEncoder()
-        var jpegBytes = 0
-        let (camd, floor) = try frame.withUnsafeBytes { bytes in
-            try alternate(budget: budget, { jpegBytes = try encoder.encode(bytes, layout: layout).count; return jpegBytes },
-                          { try floorEncoder.compress(planes, quality: quality).count })
-        }
-        let ratios = zip(camd, floor).map { $1 / $0 }
-        let camdSeconds = median(camd), floorSeconds = median(floor)
-        let megapixels = Double(size.area) / 1e6
-        func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
-        print(pad("\(size)", 12) + pad(String(format: "%.1f", megapixels / camdSeconds), 17)
-              + pad(String(format: "%.1f", megapixels / floorSeconds), 13) + pad(String(format: "%.3f", median(ratios)), 8)
-              + pad(String(format: "%.3f-%.3f", ratios.min()!, ratios.max()!), 15) + pad("\(ratios.count)", 9)
-              + pad(String(format: "%.2f", camdSeconds * 1000), 16) + pad(String(format: "%.2f", floorSeconds * 1000), 17) + "\(jpegBytes)")
     }
 }
 
@@ -224,7 +263,7 @@ let benchmarks: [String: (String, Int, Double) throws -> Void] = [
 ]
 guard arguments.count >= 3, let benchmark = benchmarks[arguments[1]] else {
     FileHandle.standardError.write(Data("""
-        usage: camd-bench encoder FRAMES_DIR [QUALITY] [SECONDS]     camd's YUYV->JPEG path vs TurboJPEG's floor
+        usage: camd-bench encoder FRAMES_DIR [QUALITY] [SECONDS]     camd's frame->JPEG paths (YUYV, NV12, YU12) vs TurboJPEG's floor
                camd-bench thumbnail FRAMES_DIR [QUALITY] [SECONDS]   1/4 and 1/8 thumbnails vs a full snapshot
         FRAMES_DIR holds motorcycle-WxH.yuyv from scripts/bench-frames.py; QUALITY defaults to 85, SECONDS to 2
 
