@@ -37,7 +37,7 @@ public struct ImageSettings: Sendable, Hashable {
         streamOverlay ? textOverlay(time: time, camera: camera, sequence: sequence) : nil
     }
 
-    /// Renders a captured JPEG (off the caller's thread) and tags it with EXIF: capture
+    /// Renders a captured JPEG (on a `RenderPool` thread) and tags it with EXIF: capture
     /// time, camera, orientation (`rotate=exif`), pixel size and, when given, the GPS position.
     /// Returns the JPEG and its stored pixel size. `keptOrientation` is the source's own
     /// Orientation tag (a saved photo's): the copy keeps it unless `rotate=exif` sets another,
@@ -49,19 +49,19 @@ public struct ImageSettings: Sendable, Hashable {
             return (tagged(jpeg, size: size, captureTime: captureTime, card: card, location: location,
                            orientation: keptOrientation), size)
         }
-        return try await BlockingIO.run { () throws(ImageError) -> ([UInt8], FrameSize) in
+        return try await RenderPool.shared.run { (pipeline) throws(ImageError) -> ([UInt8], FrameSize) in
             try blockingRender(jpeg, size: size, captureTime: captureTime, camera: camera, card: card, sequence: sequence,
-                               quality: quality, location: location, keptOrientation: keptOrientation)
+                               quality: quality, location: location, keptOrientation: keptOrientation, pipeline: pipeline)
         }
     }
 
-    /// Renders a raw Y'CbCr frame from its planes (off the caller's thread), box-reduced and
+    /// Renders a raw Y'CbCr frame from its planes (on a `RenderPool` thread), box-reduced and
     /// scaled before the encoder, so a thumbnail costs little more than its own size; tagged
     /// as `render` tags.
     public func render(_ frame: Frame, camera: String, card: String?, quality: Int,
                        location: EXIF.GPSPosition? = nil) async throws(ImageError) -> (jpeg: [UInt8], size: FrameSize) {
-        try await BlockingIO.run { () throws(ImageError) -> ([UInt8], FrameSize) in
-            try blockingRender(frame, camera: camera, card: card, quality: quality, location: location)
+        try await RenderPool.shared.run { (pipeline) throws(ImageError) -> ([UInt8], FrameSize) in
+            try blockingRender(frame, camera: camera, card: card, quality: quality, location: location, pipeline: pipeline)
         }
     }
 

@@ -90,8 +90,8 @@ func contactSheet(_ request: Request, _ services: APIServices) async throws -> R
     let files = paths
     let jpeg: [UInt8]
     do {
-        jpeg = try await BlockingIO.run { () throws(ImageError) -> [UInt8] in
-            try sheet.jpeg(count: files.count, with: ImagePipeline(), quality: 85, label: { labels[$0] }, jpeg: { index in
+        jpeg = try await RenderPool.shared.run { (pipeline) throws(ImageError) -> [UInt8] in
+            try sheet.jpeg(count: files.count, with: pipeline, quality: 85, label: { labels[$0] }, jpeg: { index in
                 FileManager.default.contents(atPath: files[index]).map { [UInt8]($0) }
             })
         }
