@@ -27,6 +27,44 @@ import VideoCore
         await session.stop()
     }
 
+    /// Three stream clients and snapshots share each frame's one encode: the clients get the
+    /// same JPEG for the same frame, and the camera encodes no more frames than it captures.
+    @Test func streamClientsAndSnapshotsShareOneEncodePerFrame() async throws {
+        let session = CaptureSession(settings: CameraSettings(id: "shared", device: FrameSources.syntheticName,
+                                                              size: FrameSize(width: 320, height: 240), fps: 30))
+        await session.start()
+        let streams = [try await session.subscribe(), try await session.subscribe(), try await session.subscribe()]
+        let before = await session.status()
+        let received = await withTaskGroup(of: [UInt32: [UInt8]].self) { group in
+            for stream in streams {
+                group.addTask {
+                    var frames: [UInt32: [UInt8]] = [:]
+                    for await frame in stream {
+                        frames[frame.sequence] = frame.jpegForStream
+                        if frames.count == 15 { break }
+                    }
+                    return frames
+                }
+            }
+            group.addTask {
+                for _ in 0..<5 { _ = try? await session.snapshot() }
+                return [:]
+            }
+            return await group.reduce(into: []) { $0.append($1) }.filter { !$0.isEmpty }
+        }
+        let after = await session.status()
+        await session.stop()
+
+        #expect(received.count == 3)
+        let common = received.map { Set($0.keys) }.reduce(Set(received[0].keys)) { $0.intersection($1) }
+        #expect(common.count >= 5, "the clients saw the same frames: \(common.count) in common")
+        for sequence in common {
+            #expect(received[0][sequence] == received[1][sequence] && received[1][sequence] == received[2][sequence])
+        }
+        let encoded = after.framesEncoded - before.framesEncoded, captured = after.framesCaptured - before.framesCaptured
+        #expect(encoded <= captured + CameraSettings.defaultEncoderThreads, "\(encoded) encodes for \(captured) frames captured: one per frame, not one per consumer")
+    }
+
     /// `encode_every_frame`: with nobody asking, every frame is still encoded, so a
     /// snapshot finds a JPEG already made.
     @Test func encodeEveryFrameEncodesWithNoConsumer() async throws {

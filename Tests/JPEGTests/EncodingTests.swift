@@ -149,3 +149,30 @@ func near(_ a: (Int, Int, Int), _ b: (Int, Int, Int), _ tolerance: Int = 6) -> B
         #expect(plainRGB != overlaidRGB)
     }
 }
+
+/// Steady capture allocates no planes: the encoder's buffer is reused from frame to frame.
+@Suite struct PlaneReuseTests {
+    func address(_ image: YUVImage) -> UnsafeRawPointer? {
+        image.storage.withUnsafeBytes { $0.baseAddress }
+    }
+
+    @Test func reshapingToTheSameOrASmallerSizeKeepsTheStorage() {
+        var image = YUVImage(size: FrameSize(width: 640, height: 480), subsampling: .s422)
+        let first = address(image)
+        image.reshape(FrameSize(width: 640, height: 480), .s422)
+        #expect(address(image) == first)
+        image.reshape(FrameSize(width: 320, height: 240), .s420)
+        #expect(address(image) == first, "a smaller frame fits the storage already there")
+    }
+
+    @Test func theEncoderConvertsEveryFrameIntoTheSamePlanes() throws {
+        let size = FrameSize(width: 320, height: 240)
+        let layout = FrameLayout(format: .yuyv, size: size, bytesPerLine: size.width * 2, range: .limited)
+        let encoder = try FrameEncoder()
+        let bytes = yuyvBars(size)
+        _ = try bytes.withUnsafeBytes { try encoder.encode($0, layout: layout) }
+        let first = address(encoder.planes)
+        for _ in 0..<5 { _ = try bytes.withUnsafeBytes { try encoder.encode($0, layout: layout) } }
+        #expect(first != nil && address(encoder.planes) == first)
+    }
+}
