@@ -27,13 +27,13 @@ extension CaptureSession {
     public nonisolated func renderedSnapshot(_ image: ImageSettings, maxAge: Double? = nil,
                                              quality: Int, location: EXIF.GPSPosition? = nil) async throws -> RenderedSnapshot {
         if !image.isIdentity, let frame = try await rawSnapshot(maxAge: maxAge) {
-            let card = await status().card
+            let card = await self.card
             let (jpeg, size) = try await image.render(frame, camera: id, card: card, quality: quality, location: location)
             return RenderedSnapshot(jpeg: jpeg, size: size, frameSize: frame.layout.size, sequence: frame.sequence,
                                     captureTime: frame.captureTime, fromRawFrame: true)
         }
         let frame = try await snapshot(maxAge: maxAge)
-        let card = await status().card
+        let card = await self.card
         let (jpeg, size) = try await image.render(frame.jpeg, size: frame.size, captureTime: frame.captureTime, camera: id,
                                                   card: card, sequence: UInt64(frame.sequence), quality: quality, location: location)
         return RenderedSnapshot(jpeg: jpeg, size: size, frameSize: frame.size, sequence: frame.sequence,

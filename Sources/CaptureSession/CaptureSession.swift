@@ -18,7 +18,8 @@ public actor CaptureSession {
     private let logger: Logger
     private var worker: CaptureWorker?
     private var source: String?
-    private var card: String?
+    /// The camera's own name (V4L2's card name) once it has run, for EXIF; nil before.
+    public private(set) var card: String?
     private var configuration: CaptureConfiguration?
     private var errors = 0
     private var lastError: String?
@@ -190,9 +191,9 @@ public actor CaptureSession {
         }
         try await ensureRunning()
         let interval = frameInterval
-        let encodes = hub.snapshot.encodeSeconds
+        // The mean encode matters only when every frame is encoded: no counters are read otherwise.
         let age = maxAge ?? Self.defaultMaxAge(interval: interval, encodeEveryFrame: settings.encodeEveryFrame,
-                                               meanEncode: encodes.isEmpty ? 0 : encodes.reduce(0, +) / Double(encodes.count))
+                                               meanEncode: settings.encodeEveryFrame ? hub.snapshot.meanEncodeSeconds ?? 0 : 0)
         // Generous: it returns as soon as a frame arrives, and a slow machine may need it.
         let wait = timeout ?? .milliseconds(Int64(max(10, 10 * interval) * 1000))
         do {
@@ -347,8 +348,7 @@ public actor CaptureSession {
 
     public func status() -> CameraStatus {
         let counters = hub.snapshot
-        let encode = counters.encodeSeconds.isEmpty ? nil
-            : counters.encodeSeconds.reduce(0, +) / Double(counters.encodeSeconds.count) * 1000
+        let encode = counters.meanEncodeSeconds.map { $0 * 1000 }
         return CameraStatus(
             id: id, state: state, reason: reason, device: settings.device, source: source, card: card,
             format: configuration?.layout.format.description, size: configuration?.layout.size.description,

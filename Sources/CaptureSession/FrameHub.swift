@@ -71,6 +71,11 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// Frames an encoder finished too late to send: another encoder of the pool had
         /// delivered a newer one, or the device was lost meanwhile.
         var framesOutrun = 0
+
+        /// The mean of the recent encode times, in seconds; nil before the first encode.
+        var meanEncodeSeconds: Double? {
+            encodeSeconds.isEmpty ? nil : encodeSeconds.reduce(0, +) / Double(encodeSeconds.count)
+        }
     }
 
     // MARK: capture thread

@@ -34,7 +34,7 @@ func addPhotoRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServic
             let session = services.cameras[record.camera]
             let settings = await session?.settings
             bytes = try await render.apply(to: bytes, captureTime: record.captureTime, camera: record.camera,
-                                           card: await session?.status().card, sequence: UInt64(record.sequence ?? 0),
+                                           card: await session?.card, sequence: UInt64(record.sequence ?? 0),
                                            quality: settings?.quality ?? 85, location: settings?.location)
         }
         return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "max-age=3600",

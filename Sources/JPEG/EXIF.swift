@@ -59,18 +59,26 @@ public struct EXIF: Hashable, Sendable {
         if let pixelHeight { exif.append(.long(0xA003, UInt32(pixelHeight))) }
 
         if let orientation { ifd0.append(Self.short(0x0112, orientation.rawValue)) }
-        let gpsIFD = gps?.entries ?? []
+        let exifFields = exif.map(\.field), gpsFields = (gps?.entries ?? []).map(\.field)
+        var ifd0Fields = ifd0.map(\.field)
 
-        // TIFF header, then IFD0 (with pointers to the Exif and GPS IFDs), then the Exif IFD, then the GPS IFD.
-        var tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 0x08, 0x00, 0x00, 0x00]
-        let pointers = gpsIFD.isEmpty ? 1 : 2
-        let ifd0Size = 2 + (ifd0.count + pointers) * 12 + 4 + ifd0.reduce(0) { $0 + $1.overflow.count }
-        ifd0.append(.long(0x8769, UInt32(8 + ifd0Size)))
-        if !gpsIFD.isEmpty { ifd0.append(.long(0x8825, UInt32(8 + ifd0Size + Self.ifdSize(exif)))) }
-        Self.write(ifd0, at: 8, into: &tiff)
-        Self.write(exif, at: tiff.count, into: &tiff)
-        if !gpsIFD.isEmpty { Self.write(gpsIFD, at: tiff.count, into: &tiff) }
-        return [0xFF, 0xE1] + Self.be16(2 + 6 + tiff.count) + Array("Exif".utf8) + [0, 0] + tiff
+        // IFD0 (with pointers to the Exif and GPS IFDs), then the Exif IFD, then the GPS IFD.
+        let pointers = gpsFields.isEmpty ? 1 : 2
+        let ifd0Size = Self.ifdSize(ifd0Fields) + pointers * 12
+        ifd0Fields.append(Entry.long(0x8769, UInt32(8 + ifd0Size)).field)
+        if !gpsFields.isEmpty { ifd0Fields.append(Entry.long(0x8825, UInt32(8 + ifd0Size + Self.ifdSize(exifFields))).field) }
+        // APP1 marker, its length (filled in last), "Exif\0\0", then the TIFF header: little-endian, IFD0 at 8.
+        var segment: [UInt8] = [0xFF, 0xE1, 0, 0, 0x45, 0x78, 0x69, 0x66, 0, 0]
+        segment.reserveCapacity(512)
+        let tiffStart = segment.count
+        segment += [0x49, 0x49, 0x2A, 0x00, 0x08, 0x00, 0x00, 0x00]
+        Self.write(ifd0Fields, tiffStart: tiffStart, into: &segment)
+        Self.write(exifFields, tiffStart: tiffStart, into: &segment)
+        if !gpsFields.isEmpty { Self.write(gpsFields, tiffStart: tiffStart, into: &segment) }
+        let length = segment.count - 2
+        segment[2] = UInt8(length >> 8)
+        segment[3] = UInt8(length & 0xFF)
+        return segment
     }
 
     /// Inserts the segment after SOI and any JFIF APP0, where readers look for it.
@@ -96,43 +104,62 @@ public struct EXIF: Hashable, Sendable {
         var tag: UInt16 {
             switch self { case .ascii(let t, _), .long(let t, _), .undefined(let t, _), .raw(let t, _, _, _): return t }
         }
-        /// Type, count and the value bytes (inline when four or fewer).
-        var encoded: (type: UInt16, count: UInt32, bytes: [UInt8]) {
+        /// The entry encoded once: type, count and the value bytes (inline when four or fewer).
+        var field: Field {
             switch self {
-            case .ascii(_, let text):
-                let bytes = Array(text.utf8.filter { $0 < 0x80 }) + [0]
-                return (2, UInt32(bytes.count), bytes)
-            case .long(_, let value): return (4, 1, EXIF.le32(value))
-            case .undefined(_, let bytes): return (7, UInt32(bytes.count), bytes)
-            case .raw(_, let type, let count, let bytes): return (type, count, bytes)
+            case .ascii(let tag, let text):
+                var bytes = Array(text.utf8.lazy.filter { $0 < 0x80 })
+                bytes.append(0)
+                return Field(tag: tag, type: 2, count: UInt32(bytes.count), bytes: bytes)
+            case .long(let tag, let value): return Field(tag: tag, type: 4, count: 1, bytes: EXIF.le32(value))
+            case .undefined(let tag, let bytes): return Field(tag: tag, type: 7, count: UInt32(bytes.count), bytes: bytes)
+            case .raw(let tag, let type, let count, let bytes): return Field(tag: tag, type: type, count: count, bytes: bytes)
             }
-        }
-        var overflow: [UInt8] {
-            let bytes = encoded.bytes
-            return bytes.count > 4 ? bytes + (bytes.count % 2 == 1 ? [0] : []) : []
         }
     }
 
-    private static func write(_ entries: [Entry], at start: Int, into tiff: inout [UInt8]) {
-        let sorted = entries.sorted { $0.tag < $1.tag }
-        var dataOffset = start + 2 + sorted.count * 12 + 4
-        var table = le16(sorted.count), data: [UInt8] = []
-        for entry in sorted {
-            let (type, count, bytes) = entry.encoded
-            table += le16(Int(entry.tag)) + le16(Int(type)) + le32(count)
-            if bytes.count <= 4 {
-                table += bytes + [UInt8](repeating: 0, count: 4 - bytes.count)
+    /// An IFD entry ready to write.
+    struct Field {
+        var tag: UInt16, type: UInt16, count: UInt32, bytes: [UInt8]
+        /// Bytes stored after the IFD's table: values over four bytes, padded to an even length.
+        var overflowSize: Int { bytes.count > 4 ? bytes.count + bytes.count % 2 : 0 }
+    }
+
+    /// Appends an IFD, in tag order: count, entries, no next IFD, then the values too big
+    /// to sit inline. Offsets count from the TIFF header at `tiffStart`.
+    private static func write(_ fields: [Field], tiffStart: Int, into out: inout [UInt8]) {
+        let sorted = fields.sorted { $0.tag < $1.tag }
+        var dataOffset = out.count - tiffStart + 2 + sorted.count * 12 + 4
+        appendLE16(sorted.count, to: &out)
+        for field in sorted {
+            appendLE16(Int(field.tag), to: &out)
+            appendLE16(Int(field.type), to: &out)
+            appendLE32(field.count, to: &out)
+            if field.bytes.count <= 4 {
+                out += field.bytes
+                for _ in field.bytes.count..<4 { out.append(0) }
             } else {
-                table += le32(UInt32(dataOffset))
-                data += entry.overflow
-                dataOffset += entry.overflow.count
+                appendLE32(UInt32(dataOffset), to: &out)
+                dataOffset += field.overflowSize
             }
         }
-        table += le32(0)  // no next IFD
-        tiff += table + data
+        appendLE32(0, to: &out)  // no next IFD
+        for field in sorted where field.bytes.count > 4 {
+            out += field.bytes
+            if field.bytes.count % 2 == 1 { out.append(0) }
+        }
+    }
+
+    private static func appendLE16(_ v: Int, to out: inout [UInt8]) {
+        out.append(UInt8(v & 0xFF))
+        out.append(UInt8((v >> 8) & 0xFF))
+    }
+
+    private static func appendLE32(_ v: UInt32, to out: inout [UInt8]) {
+        for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8((v >> UInt32(shift)) & 0xFF)) }
     }
 
     static func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }
-    static func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8((v >> ($0 * 8)) & 0xFF) } }
     static func be16(_ v: Int) -> [UInt8] { [UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
+    static func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8((v >> ($0 * 8)) & 0xFF) } }
 }
