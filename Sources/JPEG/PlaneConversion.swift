@@ -73,11 +73,10 @@ public enum PlaneConversion {
                 copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut, expand ? .luma : .copy)
             case .yuv420, .yvu420, .yuv422p:
                 copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut, expand ? .luma : .copy)
-                let chromaStride = stride / 2
-                let first = stride * size.height, second = first + chromaStride * chroma.height
-                let (cbSource, crSource) = layout.format == .yvu420 ? (second, first) : (first, second)
-                copyPlane(src, cbSource, chromaStride, out, cbOffset, chroma.width, chroma.width, chroma.height, clut, expand ? .chroma : .copy)
-                copyPlane(src, crSource, chromaStride, out, crOffset, chroma.width, chroma.width, chroma.height, clut, expand ? .chroma : .copy)
+                guard let planes = planarPlanes(layout) else { break }
+                let chromaStride = planes.strides[1]
+                copyPlane(src, planes.offsets[1], chromaStride, out, cbOffset, chroma.width, chroma.width, chroma.height, clut, expand ? .chroma : .copy)
+                copyPlane(src, planes.offsets[2], chromaStride, out, crOffset, chroma.width, chroma.width, chroma.height, clut, expand ? .chroma : .copy)
             case .nv12, .nv21, .nv16, .nv61:
                 copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut, expand ? .luma : .copy)
                 let swapped = layout.format == .nv21 || layout.format == .nv61
@@ -114,7 +113,13 @@ public enum PlaneConversion {
     /// Y'CbCr (YU12, YV12, 422P, GREY) already in full range, such as a Raspberry Pi
     /// camera's. Nil for every layout that needs converting (packed, semi-planar, limited range).
     public static func inPlacePlanes(_ layout: FrameLayout) -> Planes? {
-        guard layout.range == .full, let subsampling = subsampling(for: layout.format) else { return nil }
+        layout.range == .full ? planarPlanes(layout) : nil
+    }
+
+    /// Where a planar frame's (YU12, YV12, 422P, GREY) planes lie in its bytes, whatever its
+    /// range; nil for packed and semi-planar layouts.
+    static func planarPlanes(_ layout: FrameLayout) -> Planes? {
+        guard let subsampling = subsampling(for: layout.format) else { return nil }
         let stride = layout.bytesPerLine > 0 ? layout.bytesPerLine : defaultStride(layout)
         switch layout.format {
         case .grey:
