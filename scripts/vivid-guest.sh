@@ -230,13 +230,19 @@ fi
 # snapshot requests, clients hanging up mid-frame. Smaller than the host run of
 # scripts/stress/load.py: the guest is emulated, and there the debug build encodes
 # about 2 frames a second (a 640x480 frame takes ~1 ms in a release build on the
-# host), so stream clients ask for 1 fps. Capture rate, answers, memory and fds are
-# checked as on the host; delivered rates are measured there and by scripts/bench.
+# host), so stream clients ask for 1 fps. Answers, memory and fds are checked as on
+# the host; delivered rates are measured there and by scripts/bench. The capture
+# rate during load must stay above 80% of the rate before, not 95% as on the host:
+# here the load generators, camd and vivid's own frame thread share two emulated
+# CPUs, and a late vivid thread skips frames itself (its sequence numbers jump as
+# they do when camd is late), so the driver's own lateness cannot be told apart.
+# 80% still fails when capture stalls for 3 of the 15 seconds; after the load the
+# rate must be back to 95%.
 if [ -f "$REPO/scripts/stress/load.py" ]; then
     run_checks load-checks 50-load-checks.log "${CAMD_VIVID_LOAD_TIMEOUT:-600}" \
         "$PY" "$REPO/scripts/stress/load.py" --camd "$REPO/.build/debug/camd" --device /dev/video0 \
         --size 640x480 --fps 25 --clients 10 --stream-fps 1 --requests 20 --seconds 15 \
-        --phases load,midframe --midframe 30 --timeout 60
+        --phases load,midframe --midframe 30 --timeout 60 --capture-floor 0.80
 fi
 
 dmesg >"$RES/dmesg.log" 2>&1

@@ -87,14 +87,16 @@ except OSError as e:
 
 # The id of the vivid camera in a status reply (vivid is the only camera in
 # the VM): one naming vivid or /dev/video0 that runs, else any running one.
-vivid_camera() {  # STATUS_JSON
-    python3 - "$1" <<'EOF' 2>/dev/null
+# With "listed", any state will do, and the state follows the id ("video0 starting").
+vivid_camera() {  # STATUS_JSON [listed]
+    python3 - "$1" "${2:-running}" <<'EOF' 2>/dev/null
 import json, sys
 cams = json.load(open(sys.argv[1])).get("cameras") or []
-running = [c for c in cams if c.get("state", "running") == "running"]
+listed = sys.argv[2] == "listed"
+running = cams if listed else [c for c in cams if c.get("state", "running") == "running"]
 named = [c for c in running if any(k in json.dumps(c).lower() for k in ("vivid", "/dev/video0"))]
 for c in named or running:
-    print(c.get("id", "")); break
+    print(f"{c.get('id', '')} {c.get('state', '')}" if listed else c.get("id", "")); break
 EOF
 }
 # Waits up to LIMIT s for the status to list a running vivid camera; prints its id.
@@ -242,9 +244,14 @@ status_text=$(show camd.service StatusText)
 check status-text "StatusText=$status_text" test -n "$status_text"
 json_pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("pid"))' "$SHARE/status.json" 2>/dev/null)
 check status-pid "status pid $json_pid = MainPID $main_pid" test "$json_pid" = "$main_pid"
-camera=$(vivid_camera "$SHARE/status.json")
-check status-camera "the status lists the vivid camera: id ${camera:-none}" test -n "$camera"
+# The socket-activating request may be answered before the camera runs (the
+# listener and the cameras start side by side; READY=1 waits for both): the
+# status lists the camera in whatever state it is in, and it must then run.
+listed=$(vivid_camera "$SHARE/status.json" listed)
+check status-camera "the status lists the vivid camera: ${listed:-none}" test -n "$listed"
 echo "status: $(head -c 1500 "$SHARE/status.json")"
+camera=$(wait_camera 60 "$SHARE/status-running.json")
+check camera-running "the vivid camera runs: ${camera:-not within 60 s: $(head -c 600 "$SHARE/status-running.json" 2>/dev/null)}" test -n "$camera"
 
 # Who camd runs as, from /proc.
 if [ -n "$main_pid" ] && [ "$main_pid" != 0 ]; then
@@ -271,6 +278,20 @@ else
     fail snapshot "no camera id to ask for"
 fi
 
+# ---------------------------------------------------------------- thread priorities
+# Encoders run 5 steps nicer than capture (EncoderWorker.niceness): the unit's
+# SystemCallFilter= must let setpriority through (@resources holds it).
+threads=
+if [ -n "$main_pid" ] && [ "$main_pid" != 0 ]; then
+    for t in /proc/"$main_pid"/task/*; do
+        name=$(cat "$t/comm" 2>/dev/null) || continue
+        case "$name" in camd-enc*|camd-cap*) threads="$threads $name=$(sed 's/.*) //' "$t/stat" | awk '{print $17}')" ;; esac
+    done
+fi
+check thread-nice "encoder threads at nice 5, capture at 0:${threads:- no camd-enc/camd-cap threads}" \
+    sh -c 'echo " $1 " | grep -q " camd-enc[^ ]*=5 " && echo " $1 " | grep -q " camd-cap[^ ]*=0 " \
+        && ! echo " $1 " | grep -qE " camd-enc[^ ]*=[^5] "' sh "$threads"
+
 # ---------------------------------------------------------------- journal
 sleep 1
 lines=$(journalctl -b -u camd.service _PID="$main_pid" --no-pager -o cat | wc -l)
@@ -280,6 +301,12 @@ print(" ".join(sorted({json.loads(l).get("PRIORITY", "?") for l in sys.stdin})))
 check journal "journalctl -u camd has $lines lines from PID $main_pid, priorities: $prios" test "$lines" -gt 0
 journalctl -b -u camd.service --no-pager -o cat | grep -F '<' | grep -E '^<[0-7]>' | head -3 >"$SHARE/prefix-leaks.txt"
 check journal-prefixes "no raw <N> prefixes left in messages (journald parsed them)" test ! -s "$SHARE/prefix-leaks.txt"
+# libdispatch says "Failed to set thread priority for worker thread: ... errno=N"
+# when setpriority fails: errno=1 (EPERM) is the unit's SystemCallFilter=
+# refusing the call; errno=13 (EACCES), once, is the kernel refusing nice -4 for
+# the runtime's user-initiated worker to an unprivileged process, as it should.
+n=$(journalctl -b -u camd.service _PID="$main_pid" --no-pager -o cat | grep -c 'Failed to set thread priority.*errno=1$')
+check journal-setpriority-allowed "no setpriority refused by the unit's filter (libdispatch's errno=1 lines: $n)" test "$n" = 0
 
 # ---------------------------------------------------------------- watchdog
 restarts=$(show camd.service NRestarts)
