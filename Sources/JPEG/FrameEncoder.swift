@@ -44,15 +44,9 @@ public final class FrameEncoder {
     }
 
     public func encode(_ frame: Frame) throws(FrameEncodingError) -> [UInt8] {
-        try encode(frame, convertingPlanes: false)
-    }
-
-    /// `convertingPlanes` leaves a Y'CbCr frame's full-range planes in `planes`, even where the
-    /// encoder could have read the frame's own, for an overlay to be drawn on them next.
-    private func encode(_ frame: Frame, convertingPlanes: Bool) throws(FrameEncodingError) -> [UInt8] {
         var result: Result<[UInt8], FrameEncodingError> = .failure(.unsupportedFormat(frame.layout.format))
         frame.bytes.withUnsafeBytes { bytes in
-            do throws(FrameEncodingError) { result = .success(try encode(bytes, layout: frame.layout, convertingPlanes: convertingPlanes)) }
+            do throws(FrameEncodingError) { result = .success(try encode(bytes, layout: frame.layout)) }
             catch { result = .failure(error) }
         }
         return try result.get()
@@ -63,12 +57,14 @@ public final class FrameEncoder {
     /// stays for snapshots. Y'CbCr frames reuse the planes just converted; other formats
     /// decode the JPEG just made. `overlaid` is nil without an overlay or when drawing failed.
     public func encode(_ frame: Frame, overlay: TextOverlay?) throws(FrameEncodingError) -> (jpeg: [UInt8], overlaid: [UInt8]?) {
-        let jpeg = try encode(frame, convertingPlanes: overlay != nil)
-        guard let overlay else { return (jpeg, nil) }
-        if !frame.layout.format.isJPEG, PlaneConversion.requiredBytes(frame.layout) != nil {
-            overlay.draw(into: &planes)  // `planes` holds this frame: `encode` just converted it
+        guard let overlay else { return (try encode(frame), nil) }
+        // Converted even where the encoder could read the frame's own planes: the overlay is drawn on these.
+        if try convertPlanes(frame) {
+            let jpeg = try compressPlanes()
+            overlay.draw(into: &planes)
             return (jpeg, try? encoder.compress(planes, quality: quality))
         }
+        let jpeg = try encode(frame)
         if pipeline == nil { pipeline = ImagePipeline() }
         return (jpeg, try? pipeline!.jpeg(jpeg: jpeg, geometry: Geometry(), overlay: overlay, quality: quality))
     }
@@ -77,21 +73,28 @@ public final class FrameEncoder {
     /// wants as captured. A Y'CbCr frame is converted, drawn on and encoded once; other
     /// formats are encoded (or passed through) first, as `encode(_:overlay:)` does.
     public func encodeOverlaid(_ frame: Frame, overlay: TextOverlay) throws(FrameEncodingError) -> [UInt8] {
-        guard !frame.layout.format.isJPEG, let needed = PlaneConversion.requiredBytes(frame.layout) else {
+        guard try convertPlanes(frame) else {
             let (jpeg, overlaid) = try encode(frame, overlay: overlay)
             return overlaid ?? jpeg
         }
+        overlay.draw(into: &planes)
+        return try compressPlanes()
+    }
+
+    /// Converts a Y'CbCr frame into `planes` (full range) and returns true; false for
+    /// formats that are not Y'CbCr. A frame too short for its layout is refused.
+    private func convertPlanes(_ frame: Frame) throws(FrameEncodingError) -> Bool {
+        guard !frame.layout.format.isJPEG, let needed = PlaneConversion.requiredBytes(frame.layout) else { return false }
         guard frame.bytes.count >= needed else { throw .shortFrame(expected: needed, got: frame.bytes.count) }
         _ = frame.bytes.withUnsafeBytes { PlaneConversion.convert($0, layout: frame.layout, into: &planes) }
-        overlay.draw(into: &planes)
+        return true
+    }
+
+    private func compressPlanes() throws(FrameEncodingError) -> [UInt8] {
         do { return try encoder.compress(planes, quality: quality) } catch { throw .encoder(error) }
     }
 
     public func encode(_ bytes: UnsafeRawBufferPointer, layout: FrameLayout) throws(FrameEncodingError) -> [UInt8] {
-        try encode(bytes, layout: layout, convertingPlanes: false)
-    }
-
-    private func encode(_ bytes: UnsafeRawBufferPointer, layout: FrameLayout, convertingPlanes: Bool) throws(FrameEncodingError) -> [UInt8] {
         do {
             if layout.format.isJPEG {
                 switch JPEGValidation.validate(bytes) {
@@ -101,7 +104,7 @@ public final class FrameEncoder {
             }
             if let needed = PlaneConversion.requiredBytes(layout) {
                 guard bytes.count >= needed else { throw FrameEncodingError.shortFrame(expected: needed, got: bytes.count) }
-                if !convertingPlanes, let inPlace = PlaneConversion.inPlacePlanes(layout) {
+                if let inPlace = PlaneConversion.inPlacePlanes(layout) {
                     return try encoder.compress(planes: bytes, inPlace, size: layout.size, quality: quality)
                 }
                 _ = PlaneConversion.convert(bytes, layout: layout, into: &planes)

@@ -93,9 +93,9 @@ vivid_camera() {  # STATUS_JSON [listed]
 import json, sys
 cams = json.load(open(sys.argv[1])).get("cameras") or []
 listed = sys.argv[2] == "listed"
-running = cams if listed else [c for c in cams if c.get("state", "running") == "running"]
-named = [c for c in running if any(k in json.dumps(c).lower() for k in ("vivid", "/dev/video0"))]
-for c in named or running:
+candidates = cams if listed else [c for c in cams if c.get("state", "running") == "running"]
+named = [c for c in candidates if any(k in json.dumps(c).lower() for k in ("vivid", "/dev/video0"))]
+for c in named or candidates:
     print(f"{c.get('id', '')} {c.get('state', '')}" if listed else c.get("id", "")); break
 EOF
 }
