@@ -244,6 +244,18 @@ public actor CaptureSession {
         return hub.subscribe()
     }
 
+    /// Whether a snapshot or stream asked for now would be served, without starting the
+    /// camera or waiting for a frame: throws what `snapshot()` would throw at once (a
+    /// failed or lost device, a stopping camera). For `HEAD`, which must not capture.
+    public func checkServable() throws(SessionError) {
+        switch state {
+        case .failed: throw .failed(reason ?? "the camera failed")
+        case .waitingForDevice: throw .waitingForDevice(reason ?? "waiting for the device")
+        case .stopping: throw .shuttingDown
+        case .running, .idle, .starting: return
+        }
+    }
+
     private func ensureRunning() async throws(SessionError) {
         switch state {
         case .failed: throw .failed(reason ?? "the camera failed")

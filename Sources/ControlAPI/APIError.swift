@@ -80,3 +80,17 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 }
+
+/// Answers HEAD's errors as GET's (status, Content-Type, Content-Length of the JSON
+/// body) without the body. NIO would drop the bytes on the wire anyway; doing it here
+/// keeps the router's answer exact for every caller, tests included.
+struct HeadErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .head else { return try await next(request, context) }
+        do {
+            return try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            return try error.response(from: request, context: context).createHeadResponse()
+        }
+    }
+}

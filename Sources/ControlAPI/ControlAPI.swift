@@ -43,7 +43,10 @@ public struct APIServices: Sendable {
 /// Builds every route of the control API (documented in docs/api.md).
 /// Tests call this directly; the daemon serves it on the Unix socket.
 public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
-    let router = Router(context: CamdRequestContext.self)
+    // Every GET route answers HEAD with GET's status and headers and no body (monitors and
+    // link checkers probe with HEAD); snapshot and stream have their own, which capture nothing.
+    let router = Router(context: CamdRequestContext.self, options: .autoGenerateHeadEndpoints)
+    router.add(middleware: HeadErrorMiddleware())
     router.add(middleware: JSONErrorMiddleware())
     router.add(middleware: AccessMiddleware(policy: services.access))
     let v1 = router.group("v1")

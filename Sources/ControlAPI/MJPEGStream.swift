@@ -11,12 +11,13 @@ import Hummingbird
 enum MJPEGStream {
     static let boundary = "camdframe"
 
+    static let headers: HTTPFields = [
+        .contentType: "multipart/x-mixed-replace; boundary=\(boundary)",
+        .cacheControl: "no-store",
+    ]
+
     static func response(_ frames: AsyncStream<EncodedFrame>, maxFPS: Double?) -> Response {
-        let headers: HTTPFields = [
-            .contentType: "multipart/x-mixed-replace; boundary=\(boundary)",
-            .cacheControl: "no-store",
-        ]
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+        Response(status: .ok, headers: headers, body: ResponseBody { writer in
             var thinner = FrameThinner(fps: maxFPS)
             for await frame in frames where thinner.admits(frame.monotonicTime) {
                 try await writer.write(Self.part(frame))

@@ -42,18 +42,21 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     v1.get("cameras/:id/snapshot") { request, context in
         let session = try camera(context, services)
         let settings = await session.settings
-        let render = try RenderRequest(request, allowing: ["max_age_ms"], defaults: settings.image)
-        let maxAge = try request.uri.queryParameters.get("max_age_ms").map { text -> Double in
-            guard let ms = Double(text), ms >= 0, ms <= 3_600_000 else {
-                throw APIError.badRequest("max_age_ms must be a number of milliseconds from 0 to 3600000; got \"\(text)\"", code: "bad_parameter")
-            }
-            return ms / 1000
-        }
-        let shot = try await session.renderedSnapshot(render.image, maxAge: maxAge, quality: settings.quality, location: settings.location)
+        let query = try SnapshotQuery(request, defaults: settings.image)
+        let shot = try await session.renderedSnapshot(query.render.image, maxAge: query.maxAge, quality: settings.quality,
+                                                      location: settings.location)
         var headers = frameHeaders(shot)
         headers[.contentType] = "image/jpeg"
         headers[.cacheControl] = "no-store"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: shot.jpeg)))
+    }
+    // HEAD answers what GET would (the same checks of the query and the camera, the same
+    // status) without starting the camera, capturing or encoding: monitors probe with it.
+    v1.head("cameras/:id/snapshot") { request, context in
+        let session = try camera(context, services)
+        _ = try SnapshotQuery(request, defaults: await session.settings.image)
+        try await session.checkServable()
+        return headOnly([.contentType: "image/jpeg", .cacheControl: "no-store"])
     }
     v1.post("cameras/:id/snapshot") { request, context in
         let session = try camera(context, services)
@@ -74,13 +77,14 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     }
     v1.get("cameras/:id/stream") { request, context in
         let session = try camera(context, services)
-        let fps = try request.uri.queryParameters.get("fps").map { text -> Double in
-            guard let value = Double(text), value > 0, value <= 1000 else {
-                throw APIError.badRequest("fps must be a number above 0 and at most 1000; got \"\(text)\"", code: "bad_parameter")
-            }
-            return value
-        }
-        return MJPEGStream.response(try await session.subscribe(), maxFPS: fps)
+        return MJPEGStream.response(try await session.subscribe(), maxFPS: try streamFPS(request))
+    }
+    // The stream's headers, then the end: no subscription, so no frame is encoded for it.
+    v1.head("cameras/:id/stream") { request, context in
+        let session = try camera(context, services)
+        _ = try streamFPS(request)
+        try await session.checkServable()
+        return headOnly(MJPEGStream.headers)
     }
     v1.get("cameras/:id/controls") { _, context in
         let session = try camera(context, services)
@@ -97,6 +101,41 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
         await audit(request, context, services)
         return try JSONBody.response(try await session.setControls(assignments).map(ControlJSON.init))
     }
+}
+
+/// The query of `GET`/`HEAD .../snapshot`: image options and `max_age_ms`.
+struct SnapshotQuery {
+    var render: RenderRequest
+    /// Seconds; nil for the camera's default.
+    var maxAge: Double?
+
+    init(_ request: Request, defaults: ImageSettings) throws {
+        render = try RenderRequest(request, allowing: ["max_age_ms"], defaults: defaults)
+        maxAge = try request.uri.queryParameters.get("max_age_ms").map { text -> Double in
+            guard let ms = Double(text), ms >= 0, ms <= 3_600_000 else {
+                throw APIError.badRequest("max_age_ms must be a number of milliseconds from 0 to 3600000; got \"\(text)\"", code: "bad_parameter")
+            }
+            return ms / 1000
+        }
+    }
+}
+
+/// The stream's `fps` parameter: frames a second at most, nil for every frame.
+func streamFPS(_ request: Request) throws -> Double? {
+    try request.uri.queryParameters.get("fps").map { text -> Double in
+        guard let value = Double(text), value > 0, value <= 1000 else {
+            throw APIError.badRequest("fps must be a number above 0 and at most 1000; got \"\(text)\"", code: "bad_parameter")
+        }
+        return value
+    }
+}
+
+/// A response to HEAD whose GET body's length is not known without making it: no
+/// Content-Length (an empty body would claim 0), so NIO frames it as GET's would be.
+func headOnly(_ headers: HTTPFields) -> Response {
+    var response = Response(status: .ok, headers: headers)
+    response.headers[.contentLength] = nil
+    return response
 }
 
 /// Headers that say which frame a response carries.

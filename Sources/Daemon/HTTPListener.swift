@@ -74,26 +74,31 @@ public struct HTTPListener: Service {
             configuration.httpDecoder = Self.headerLimits
             return configuration
         }())
-        // On SIGTERM the quiescing helper closes the listeners and tells every
-        // connection to finish: idle keep-alive ones close at once, the others
-        // after their response (live streams end when the cameras stop first).
-        let quiescing = ServerQuiescingHelper(group: MultiThreadedEventLoopGroup.singleton)
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(ChannelOptions.backlog, value: 256)
-            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-            .serverChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
-                }
-            }
-
+        // On SIGTERM each quiescing helper closes its listener and tells every connection
+        // to finish: idle keep-alive ones close at once, the others after their response
+        // (live streams end when the cameras stop first). A helper serves exactly one server
+        // channel (it keeps the first one it is given), so each endpoint gets its own: with one
+        // shared, SIGTERM closed only the Unix socket and the TCP accept loop ran on until
+        // shutdown_timeout cancelled the daemon.
         var servers: [NIOAsyncChannel<HTTP1Channel.Value, Never>] = []
+        var helpers: [ServerQuiescingHelper] = []
         for endpoint in endpoints {
+            let quiescing = ServerQuiescingHelper(group: MultiThreadedEventLoopGroup.singleton)
+            let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(ChannelOptions.backlog, value: 256)
+                .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+                .serverChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
+                    }
+                }
             servers.append(try await bind(endpoint, bootstrap, http))
+            helpers.append(quiescing)
             logger.info("listening on \(endpoint)")
         }
         await onListening()
         let listening = servers
+        let quiescers = helpers
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 for server in listening {
@@ -110,7 +115,7 @@ public struct HTTPListener: Service {
             }
         } onGracefulShutdown: {
             // Bounded by the service group's shutdown_timeout; then the connections are cancelled.
-            quiescing.initiateShutdown(promise: nil)
+            for quiescing in quiescers { quiescing.initiateShutdown(promise: nil) }
         }
         for case .unixSocket(let path, _, _) in endpoints { unlink(path) }
     }

@@ -482,6 +482,14 @@ else
         test "$code" = 200
     line=$(systemd-analyze security camd.service 2>&1 | grep 'Overall exposure' | sed 's/^→ *//')
     info tcp-security "with the TCP drop-in: $line"
+    # Both listeners close at once on SIGTERM: the unit stops cleanly, not after
+    # shutdown_timeout with status 1 (which left it failed).
+    started_ns=$(date +%s%N)
+    systemctl stop camd.service
+    took_ms=$(( ($(date +%s%N) - started_ns) / 1000000 ))
+    said=$(journalctl -b -u camd.service --no-pager -o cat | grep -E 'stopped$|camd stopped:' | tail -1)
+    check tcp-stop "systemctl stop with the TCP listener: $(show camd.service ActiveState) (Result=$(show camd.service Result), status $(show camd.service ExecMainStatus)) after $took_ms ms; last says: ${said:-nothing}" \
+        test "$(show camd.service ActiveState)" = inactive -a "$(show camd.service Result)" = success -a "$(show camd.service ExecMainStatus)" = 0
     rm -f /etc/systemd/system/camd.service.d/tcp.conf
     cp /run/camd.toml.saved /etc/camd/camd.toml
     systemctl daemon-reload
