@@ -33,6 +33,8 @@ let package = Package(
                        providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
+        // glibc's <malloc.h>: camd pins the allocator's thresholds at start (MemoryPolicy).
+        .systemLibrary(name: "CMalloc"),
 
         // The shared vocabulary: pixel formats, sizes, frames.
         .target(name: "VideoCore", swiftSettings: strict),
@@ -62,7 +64,7 @@ let package = Package(
         .target(name: "Client", dependencies: ["VideoCore"], swiftSettings: strict),
         // The daemon's wiring that tests reach: configuration, systemd, services.
         .target(name: "Daemon", dependencies: [
-            "CaptureSession", "ControlAPI", "V4L2", "JPEG", "CSystemd", "CV4L2",
+            "CaptureSession", "ControlAPI", "V4L2", "JPEG", "CSystemd", "CV4L2", "CMalloc",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -34,6 +34,7 @@ public enum CamdDaemon {
     }
 
     public static func run(_ options: DaemonOptions) async -> Int32 {
+        MemoryPolicy.apply()
         let configuration: DaemonConfiguration
         do {
             configuration = try DaemonConfiguration.load(path: options.configPath ?? DaemonConfiguration.defaultPath,

@@ -263,7 +263,7 @@ def main():
 
     samples = []
     rest_start = rest_end = None
-    print(f"{'t/s':>6} {'RSS':>10} {'fds':>4} {'thr':>4} {'streams':>7} {'fps':>6} {'captured':>9} {'photos':>6} {'load':>15}", flush=True)
+    print(f"{'t/s':>6} {'RSS':>10} {'anon':>10} {'fds':>4} {'thr':>4} {'streams':>7} {'fps':>6} {'captured':>9} {'photos':>6} {'load':>15}", flush=True)
     next_sample = t0
     warm_done = False
     while activity.running() and camd.alive():
@@ -282,7 +282,7 @@ def main():
             n, total, temps = photo_folder_figures(camd.photos, camd.camera)
             samples.append((now - t0, stats, cam, n, total, temps))
             if stats:
-                print(f"{now - t0:6.0f} {mib(stats['rss_kib']):>10} {stats['fds']:4} {stats['threads']:4} "
+                print(f"{now - t0:6.0f} {mib(stats['rss_kib']):>10} {mib(stats['anon_kib']):>10} {stats['fds']:4} {stats['threads']:4} "
                       f"{cam['stream_clients'] if cam else '?':>7} {cam['measured_fps'] if cam else '?':>6} "
                       f"{cam['frames_captured'] if cam else '?':>9} {n:>6} {loadavg():>15}", flush=True)
             next_sample += args.sample
@@ -321,7 +321,9 @@ def main():
         rows.append((f"requests: {kind}", f"{k['ok']} ok, non-2xx {k['bad'] or 0}, errors {k['errors'] or 0}"))
     if rs and re_:
         rows += [("at rest after warm-up: RSS / fds / threads", f"{mib(rs['rss_kib'])} / {rs['fds']} / {rs['threads']}"),
-                 ("at rest at the end:     RSS / fds / threads", f"{mib(re_['rss_kib'])} / {re_['fds']} / {re_['threads']}")]
+                 ("at rest at the end:     RSS / fds / threads", f"{mib(re_['rss_kib'])} / {re_['fds']} / {re_['threads']}"),
+                 ("at rest: anonymous (heap) / file-backed RSS", f"{mib(rs['anon_kib'])} / {mib(rs['file_kib'])} after warm-up, "
+                                                                 f"{mib(re_['anon_kib'])} / {mib(re_['file_kib'])} at the end")]
     if rss:
         rows += [("under load after warm-up: RSS start / end / max", f"{mib(rss[0])} / {mib(rss[-1])} / {mib(max(rss))}"),
                  ("under load after warm-up: fds start / end / max", f"{fds[0]} / {fds[-1]} / {max(fds)}"),

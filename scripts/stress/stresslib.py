@@ -375,7 +375,8 @@ def proc_stats(pid):
     except (OSError, ValueError):
         return None
     kib = lambda k: int(fields.get(k, "0 kB").split()[0])
-    return {"rss_kib": kib("VmRSS"), "hwm_kib": kib("VmHWM"), "threads": int(fields.get("Threads", "0")), "fds": fds}
+    return {"rss_kib": kib("VmRSS"), "hwm_kib": kib("VmHWM"), "threads": int(fields.get("Threads", "0")), "fds": fds,
+            "anon_kib": kib("RssAnon"), "file_kib": kib("RssFile")}
 
 
 def fd_targets(pid):
