@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 #if canImport(Glibc)
 import Glibc
@@ -10,15 +11,110 @@ import Glibc
 /// checks each request's SO_PEERCRED: members of the full-access group, root and
 /// camd's own user may change things, read-only members may only read (GET/HEAD).
 /// Over TCP, a bearer token is required when one is configured.
+///
+/// What a browser could send is checked before any credential (`checkSite`): every web
+/// page the user opens also reaches loopback, so the TCP listener answers only the host
+/// names it is meant for (DNS rebinding) and no listener takes a state change from
+/// another site's page (cross-site request forgery), whatever the token.
 public struct AccessPolicy: Sendable {
     public var fullAccessGroup: UInt32?
     public var readOnlyGroup: UInt32?
     public var tcpToken: String?
+    /// Host names, besides IP literals and `localhost`, that the TCP listener answers to
+    /// (`tcp_hosts`, and the name in `tcp` when it is one), lowercased.
+    public var tcpHosts: Set<String>
 
-    public init(fullAccessGroup: UInt32? = nil, readOnlyGroup: UInt32? = nil, tcpToken: String? = nil) {
+    public init(fullAccessGroup: UInt32? = nil, readOnlyGroup: UInt32? = nil, tcpToken: String? = nil, tcpHosts: [String] = []) {
         self.fullAccessGroup = fullAccessGroup
         self.readOnlyGroup = readOnlyGroup
         self.tcpToken = tcpToken
+        self.tcpHosts = Set(tcpHosts.map { Self.normalized(host: $0) })
+    }
+
+    /// What a request says about where it comes from: the headers a browser sets itself
+    /// and a page's script cannot.
+    public struct Provenance: Sendable {
+        public var host: String?
+        public var origin: String?
+        /// `Sec-Fetch-Site`: same-origin, same-site, cross-site or none (typed by the user).
+        public var fetchSite: String?
+        public var contentType: String?
+        public var hasBody: Bool
+
+        public init(host: String?, origin: String? = nil, fetchSite: String? = nil, contentType: String? = nil, hasBody: Bool = false) {
+            self.host = host
+            self.origin = origin
+            self.fetchSite = fetchSite
+            self.contentType = contentType
+            self.hasBody = hasBody
+        }
+    }
+
+    /// Methods that change something; a page must not be able to send them across sites.
+    static let stateChanging: Set<String> = ["POST", "PUT", "DELETE", "PATCH"]
+
+    /// The browser rules, in order: on TCP, a Host this listener serves (421); on any
+    /// listener, no state change from another origin (403); on TCP, a state change's body
+    /// is JSON (415: a form or `text/plain` post, which needs no CORS preflight, never
+    /// reaches a handler). The Unix socket keeps taking `curl -d` bodies: browsers cannot
+    /// reach it.
+    public func checkSite(method: String, overTCP: Bool, _ request: Provenance) -> Decision {
+        if overTCP {
+            guard let host = request.host, isServed(host: host) else {
+                let shown = request.host.map { "\"\($0)\"" } ?? "no Host header"
+                return .deny(status: 421, code: "unknown_host",
+                             message: "the TCP listener does not answer to \(shown): only its address, loopback, localhost and the names in tcp_hosts (a defence against DNS rebinding). If you reach camd by this name (a LAN name, a reverse proxy), add it to tcp_hosts under [daemon] in camd.toml")
+            }
+        }
+        guard Self.stateChanging.contains(method) else { return .allow }
+        if let origin = request.origin {
+            guard let host = request.host, Self.isSameOrigin(origin, host: host) else {
+                return .deny(status: 403, code: "cross_origin",
+                             message: "\(method) from a page of \(origin) refused: camd takes changes only from its own origin or from clients that are not browsers (curl, scripts, camctl)")
+            }
+        } else if let site = request.fetchSite?.lowercased(), site != "same-origin", site != "none" {
+            return .deny(status: 403, code: "cross_origin",
+                         message: "\(method) from a \(site) page refused: camd takes changes only from its own origin or from clients that are not browsers")
+        }
+        if overTCP, request.hasBody {
+            let type = request.contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+            guard type == "application/json" else {
+                return .deny(status: 415, code: "unsupported_media_type",
+                             message: "a \(method) body on the TCP listener must be sent as Content-Type: application/json; got \(request.contentType.map { "\"\($0)\"" } ?? "none") (curl: -H 'Content-Type: application/json')")
+            }
+        }
+        return .allow
+    }
+
+    /// Whether the TCP listener answers to `host` (a Host header, with or without port).
+    func isServed(host: String) -> Bool {
+        let name = Self.normalized(host: host)
+        if name == "localhost" || tcpHosts.contains(name) { return true }
+        // An IP literal cannot be rebound: a page at that address is served by that address.
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
+    }
+
+    /// A Host header's name alone: no port, no IPv6 brackets, lowercased, no final dot.
+    static func normalized(host: String) -> String {
+        var name = Substring(host.lowercased())
+        if name.hasPrefix("["), let close = name.firstIndex(of: "]") {
+            name = name[name.index(after: name.startIndex)..<close]
+        } else if let colon = name.lastIndex(of: ":"), name[name.index(after: colon)...].allSatisfy(\.isNumber) {
+            name = name[..<colon]
+        }
+        if name.hasSuffix(".") { name = name.dropLast() }
+        return String(name)
+    }
+
+    /// `Origin` is `scheme://host[:port]`; the request is same-origin when that host and
+    /// port are the ones it was sent to (its Host header).
+    static func isSameOrigin(_ origin: String, host: String) -> Bool {
+        let lowered = origin.lowercased()
+        for scheme in ["http://", "https://"] where lowered.hasPrefix(scheme) {
+            return lowered.dropFirst(scheme.count) == host.lowercased()
+        }
+        return false  // "null" (a sandboxed page, a file) or something else
     }
 
     public enum Decision: Equatable, Sendable {
@@ -77,6 +173,13 @@ struct AccessMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: CamdRequestContext, next: (Request, CamdRequestContext) async throws -> Response) async throws -> Response {
         let overTCP = context.isTCP
+        let provenance = AccessPolicy.Provenance(
+            host: request.head.authority, origin: request.headers[.origin],
+            fetchSite: request.headers[HTTPField.Name("Sec-Fetch-Site")!], contentType: request.headers[.contentType],
+            hasBody: (request.headers[.contentLength].flatMap(Int.init) ?? 0) > 0 || request.headers[.transferEncoding] != nil)
+        if case .deny(let status, let code, let message) = policy.checkSite(method: request.method.rawValue, overTCP: overTCP, provenance) {
+            throw APIError(HTTPResponse.Status(code: status), code, message)
+        }
         let peer = overTCP || policy.readOnlyGroup == nil ? nil : await context.peer()
         let decision = policy.decide(method: request.method.rawValue, overTCP: overTCP,
                                      authorization: request.headers[.authorization], peer: peer,

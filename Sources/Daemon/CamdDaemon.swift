@@ -56,7 +56,7 @@ public enum CamdDaemon {
         let photos = PhotoOutput(root: photoRoot)
         let access = AccessPolicy(fullAccessGroup: configuration.socketGroup.flatMap(SocketFile.groupID),
                                   readOnlyGroup: configuration.readOnlyGroup.flatMap(SocketFile.groupID),
-                                  tcpToken: configuration.tcpToken)
+                                  tcpToken: configuration.tcpToken, tcpHosts: configuration.tcpHosts + tcpName(configuration))
         if let group = configuration.readOnlyGroup, access.readOnlyGroup == nil {
             printError("camd: read_only_group \"\(group)\" does not exist; create it (groupadd \(group)) or remove the setting")
             return Exit.configuration
@@ -177,6 +177,12 @@ public enum CamdDaemon {
             endpoints.append(.tcp(host: host, port: Int(port)))
         }
         return endpoints
+    }
+
+    /// The host in `tcp` when it is a name rather than an address: the listener answers to it.
+    static func tcpName(_ configuration: DaemonConfiguration) -> [String] {
+        guard let tcp = configuration.tcpListen, let (host, _) = DaemonConfiguration.hostAndPort(of: tcp) else { return [] }
+        return [host]
     }
 
     /// /run/camd.sock for the system daemon; $XDG_RUNTIME_DIR/camd.sock for a user's.

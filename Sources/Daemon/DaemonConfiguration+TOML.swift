@@ -41,7 +41,7 @@ extension DaemonConfiguration {
 
 extension DaemonConfiguration {
     static let daemonKeys = ["socket", "socket_mode", "socket_group", "read_only_group", "photo_folder", "log_level",
-                             "tcp", "tcp_token", "shutdown_timeout", "idle_timeout"]
+                             "tcp", "tcp_token", "tcp_hosts", "shutdown_timeout", "idle_timeout"]
     static let cameraKeys = ["id", "device", "format", "size", "fps", "quality", "autostart", "idle_stop", "controls", "photos",
                              "image", "location", "encoder_threads", "encode_every_frame"]
     static let photoKeys = ["interval", "name", "keep_count", "keep_bytes", "keep_age"]
@@ -184,6 +184,19 @@ extension DaemonConfiguration {
                     throw invalid(daemon.path("tcp_token"), tokenExpected, value)
                 }
                 configuration.tcpToken = token
+            }
+            let hostsExpected = "a list of host names the TCP listener answers to, such as [\"camera.lan\", \"cams.example.org\"]"
+            if let value = daemon["tcp_hosts"] {
+                guard let list = value.array else {
+                    throw fail(.wrongType, daemon.path("tcp_hosts"), "must be \(hostsExpected); got \(describe(value))")
+                }
+                for element in list {
+                    guard let name = element.string, DaemonConfiguration.isHostName(name) else {
+                        throw fail(.invalidValue, daemon.path("tcp_hosts"),
+                                   "must be \(hostsExpected), each a name without scheme, port or path; got \(describe(element))")
+                    }
+                    configuration.tcpHosts.append(name)
+                }
             }
             if let tcpHost, !DaemonConfiguration.isLoopback(host: tcpHost), configuration.tcpToken == nil {
                 throw fail(.missingKey, daemon.path("tcp"),

@@ -30,6 +30,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var tcpListen: String?
     /// The bearer token TCP clients must send; required when `tcpListen` is not a loopback address.
     public var tcpToken: String?
+    /// Host names (besides its address, loopback and `localhost`) the TCP listener answers
+    /// to: a LAN name or a reverse proxy's. Any other Host gets 421 (DNS rebinding).
+    public var tcpHosts: [String] = []
     /// How long a graceful shutdown may take before camd stops waiting.
     public var shutdownTimeoutSeconds: Double
     /// How long a client connection may stay without a request before camd closes it.
@@ -178,6 +181,15 @@ extension DaemonConfiguration {
         }
         guard portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(portText), port > 0 else { return nil }
         return (String(host), port)
+    }
+
+    /// Whether `name` is a DNS host name (letters, digits, '-' and '.'), as `tcp_hosts` lists them.
+    public static func isHostName(_ name: String) -> Bool {
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        return !name.isEmpty && name.utf8.count <= 253 && labels.allSatisfy { label in
+            !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
+                && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+        }
     }
 
     /// Whether `host` (without brackets) only reaches this machine: `localhost`, `127.x.x.x` or `::1`.

@@ -117,6 +117,22 @@ import VideoCore
         }
     }
 
+    @Test func tcpHostsNameTheHostsTheListenerAnswersTo() throws {
+        let configuration = try DaemonConfiguration.parse("[daemon]\ntcp = \"127.0.0.1:8080\"\ntcp_hosts = [\"camera.lan\", \"cams-1.example.org\"]\n",
+                                                          source: "hosts.toml")
+        #expect(configuration.tcpHosts == ["camera.lan", "cams-1.example.org"])
+        for bad in [#"tcp_hosts = "camera.lan""#, #"tcp_hosts = ["http://camera.lan"]"#, #"tcp_hosts = ["camera.lan:8080"]"#,
+                    #"tcp_hosts = [""]"#, #"tcp_hosts = [1]"#] {
+            do {
+                _ = try DaemonConfiguration.parse("[daemon]\n\(bad)\n", source: "hosts.toml")
+                Issue.record("\(bad) was accepted")
+            } catch {
+                #expect(error.keyPath == "daemon.tcp_hosts", "\(bad): \(error)")
+                #expect(error.line == 2, "\(bad): \(error)")
+            }
+        }
+    }
+
     @Test func logLevelsIgnoreCase() throws {
         #expect(try DaemonConfiguration.parse("[daemon]\nlog_level = \"WARNING\"\n", source: "l.toml").logLevel == "warning")
     }

@@ -97,7 +97,8 @@ struct RunningDaemon {
 
     var pid: Int32 { process.processIdentifier }
 
-    init(tcp: Bool, shutdownTimeout: Double) throws {
+    /// `daemonLines` go under [daemon] as they are (tcp_hosts, tcp_token...).
+    init(tcp: Bool, shutdownTimeout: Double = 5, daemonLines: String = "") throws {
         folder = NSTemporaryDirectory() + "camd-stop-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         socketPath = folder + "/camd.sock"
@@ -111,6 +112,7 @@ struct RunningDaemon {
 
             """
         if let tcpPort { config += "tcp = \"127.0.0.1:\(tcpPort)\"\n" }
+        config += daemonLines
         config += """
 
             [[camera]]
