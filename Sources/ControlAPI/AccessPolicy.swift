@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -170,6 +171,8 @@ public struct AccessPolicy: Sendable {
 /// Applies the access policy before any route runs.
 struct AccessMiddleware: RouterMiddleware {
     let policy: AccessPolicy
+    /// A refused page is worth a line: it shows a site trying to use camd through the browser.
+    let logger: Logger
 
     func handle(_ request: Request, context: CamdRequestContext, next: (Request, CamdRequestContext) async throws -> Response) async throws -> Response {
         let overTCP = context.isTCP
@@ -178,6 +181,7 @@ struct AccessMiddleware: RouterMiddleware {
             fetchSite: request.headers[HTTPField.Name("Sec-Fetch-Site")!], contentType: request.headers[.contentType],
             hasBody: (request.headers[.contentLength].flatMap(Int.init) ?? 0) > 0 || request.headers[.transferEncoding] != nil)
         if case .deny(let status, let code, let message) = policy.checkSite(method: request.method.rawValue, overTCP: overTCP, provenance) {
+            logger.notice("refused \(request.method) \(request.uri.path) (\(code)): Host \(provenance.host ?? "none"), Origin \(provenance.origin ?? "none"), Sec-Fetch-Site \(provenance.fetchSite ?? "none")")
             throw APIError(HTTPResponse.Status(code: status), code, message)
         }
         let peer = overTCP || policy.readOnlyGroup == nil ? nil : await context.peer()

@@ -48,7 +48,7 @@ public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
     let router = Router(context: CamdRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: HeadErrorMiddleware())
     router.add(middleware: JSONErrorMiddleware())
-    router.add(middleware: AccessMiddleware(policy: services.access))
+    router.add(middleware: AccessMiddleware(policy: services.access, logger: services.logger))
     let v1 = router.group("v1")
     addStatusRoutes(v1, services)
     addCameraRoutes(v1, services)

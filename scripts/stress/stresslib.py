@@ -79,7 +79,7 @@ class Camd:
     """
 
     def __init__(self, binary=None, workdir=None, size="1280x720", fps=30, camera_id="synth",
-                 extra_camera="", log_level="info", wrapper=None, device="testsrc"):
+                 extra_camera="", log_level="info", wrapper=None, device="testsrc", extra_daemon=""):
         self.binary = binary or default_camd()
         if os.sep in self.binary:
             self.binary = os.path.abspath(self.binary)
@@ -93,7 +93,7 @@ class Camd:
         self.camera = camera_id
         with open(self.config, "w") as f:
             f.write(f'[daemon]\nsocket = "{self.sock}"\nsocket_group = ""\nphoto_folder = "{self.photos}"\n'
-                    f'log_level = "{log_level}"\n\n'
+                    f'log_level = "{log_level}"\n{extra_daemon}\n'
                     f'[[camera]]\nid = "{camera_id}"\ndevice = "{device}"\nsize = "{size}"\nfps = {fps}\n{extra_camera}\n')
         self.proc = None
         self.log = None
