@@ -54,10 +54,31 @@ public struct CameraStatus: Sendable, Codable {
     /// thread, plus each encoder's planes. Encoded JPEGs (a few per stream client, far
     /// smaller) are not counted. Nil while not running.
     public var frameMemoryBytes: Int?
+    /// In a configure's answer only: what the change restarted.
+    public var restart: ConfigureRestart? = nil
 
     /// `frameMemoryBytes` for a configuration: (buffers + 1 + encoders) frames + encoders × planes.
     public static func frameMemoryBound(frameBytes: Int, size: FrameSize, driverBuffers: Int, encoderThreads: Int) -> Int {
         let planes = size.area * 3  // 4:4:4 at most, the largest `YUVImage` an encoder keeps
         return (driverBuffers + 1 + encoderThreads) * frameBytes + encoderThreads * planes
+    }
+}
+
+/// What a change of a camera's settings restarts while it runs: only what must.
+public enum ConfigureRestart: String, Sendable, Codable {
+    /// The device is closed and opened again (device, format, size, fps, controls).
+    case device
+    /// The capture keeps running; new encoders take over from the next frame (quality,
+    /// encoder threads, `encode_every_frame`, image defaults).
+    case encoders
+    /// Nothing restarts (photos, retention, `idle_stop`, `autostart`, location).
+    case none
+
+    public static func needed(from old: CameraSettings, to new: CameraSettings) -> ConfigureRestart {
+        if old.device != new.device || old.format != new.format || old.size != new.size || old.fps != new.fps
+            || old.controls != new.controls { return .device }
+        if old.quality != new.quality || old.encoderThreads != new.encoderThreads
+            || old.encodeEveryFrame != new.encodeEveryFrame || old.image != new.image { return .encoders }
+        return .none
     }
 }

@@ -34,6 +34,11 @@ public actor CaptureSession {
     private var settleWaiters: [CheckedContinuation<Void, Never>] = []
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
     private let openSource: CaptureWorker.Opener
+    /// Configures take turns: each reads the settings the previous one left.
+    private let configureTurn = TurnLock()
+    /// A configure is restarting the device; requests for frames wait on `restartWaiters`.
+    private var restarting = false
+    private var restartWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Warm-up frames skipped when a snapshot had to start the camera.
     public static let warmUpFrames = 3
@@ -70,9 +75,7 @@ public actor CaptureSession {
         let (events, sink) = AsyncStream.makeStream(of: CaptureEvent.self)
         let worker = CaptureWorker(settings: settings, hub: hub, open: openSource) { sink.yield($0) }
         self.worker = worker
-        for index in 0..<max(1, settings.encoderThreads) {
-            EncoderWorker(id: id, index: index, hub: hub, quality: settings.quality, epoch: epoch, image: settings.image).start()
-        }
+        startEncoders(epoch: epoch)
         worker.start()
         Task { [weak self] in
             for await event in events {
@@ -101,25 +104,52 @@ public actor CaptureSession {
     }
 
     /// Replaces the settings; a running camera restarts with them (stream clients stay connected).
+    public func configure(_ new: CameraSettings) async throws(SessionError) -> CameraStatus {
+        await configureTurn.acquire()
+        defer { configureTurn.release() }
+        return try await apply(new)
+    }
+
+    /// Changes the settings in one step: `change` gets the settings as they are when this
+    /// configure's turn comes (configures run one after another, so two concurrent ones
+    /// both take effect) and returns the new ones, or throws to change nothing.
+    ///
+    /// Only what must restart does: a new device, format, size, rate or controls restart
+    /// the device; quality, encoder threads, `encode_every_frame` and image defaults start
+    /// new encoders on the running capture; photos, retention, `idle_stop` and the rest
+    /// apply at once. `restart` in the answer says which happened. A snapshot or stream
+    /// asked for during a restart waits for it.
     ///
     /// A new device or format is checked first, and refused with nothing changed when
     /// the device is not a V4L2 camera or does not offer the format. What only a restart
     /// can show (a control the driver refuses, say) puts the previous settings back and
     /// throws, so a bad configure never leaves a working camera failed.
-    public func configure(_ new: CameraSettings) async throws(SessionError) -> CameraStatus {
+    public func configure(_ change: sending (CameraSettings) throws -> CameraSettings) async throws -> CameraStatus {
+        await configureTurn.acquire()
+        defer { configureTurn.release() }
+        let new = try change(settings)
+        return try await apply(new)
+    }
+
+    private func apply(_ new: CameraSettings) async throws(SessionError) -> CameraStatus {
         guard new.id == id else { throw .invalidSettings("a camera's id cannot change (\(id) → \(new.id))") }
         guard (1...100).contains(new.quality) else { throw .invalidSettings("quality must be from 1 to 100; got \(new.quality)") }
         if new.device != settings.device || new.format != settings.format {
             try await checkDevice(of: new)
         }
         let previous = settings
-        let wasActive = worker != nil
-        let onDemand = startedOnDemand
+        let restart = ConfigureRestart.needed(from: previous, to: new)
         settings = new
-        guard wasActive else { return status() }
+        guard worker != nil, restart != .none else { return status(restart: worker == nil ? ConfigureRestart.none : restart) }
+        if restart == .encoders {
+            logger.info("new encoders: \(describe(new))")
+            startEncoders(epoch: hub.renewEncoders(encodeEveryFrame: new.encodeEveryFrame))
+            return status(restart: .encoders)
+        }
+        let onDemand = startedOnDemand
         logger.info("reconfiguring: \(describe(new))")
         await restartKeepingStreams(onDemand: onDemand)
-        guard state == .failed else { return status() }
+        guard state == .failed else { return status(restart: .device) }
 
         let failure = reason ?? "the camera failed"
         logger.warning("the new settings failed (\(failure)); restarting with the previous ones")
@@ -166,9 +196,25 @@ public actor CaptureSession {
         }
     }
 
+    /// The encoder threads for the hub's run `epoch`; they end when it moves on.
+    private func startEncoders(epoch: UInt64) {
+        for index in 0..<max(1, settings.encoderThreads) {
+            EncoderWorker(id: id, index: index, hub: hub, quality: settings.quality, epoch: epoch, image: settings.image).start()
+        }
+    }
+
     /// Stops the capture thread if there is one (a failed one may still be winding down or
-    /// retrying: start() would take it for a running camera) and starts a new one.
+    /// retrying: start() would take it for a running camera) and starts a new one. Requests
+    /// for frames that come meanwhile wait for it (`ensureRunning`): a planned restart is
+    /// not a lost device.
     private func restartKeepingStreams(onDemand: Bool) async {
+        restarting = true
+        defer {
+            restarting = false
+            let waiting = restartWaiters
+            restartWaiters.removeAll()
+            for continuation in waiting { continuation.resume() }
+        }
         if let worker {
             state = .stopping
             worker.requestStop()
@@ -248,6 +294,7 @@ public actor CaptureSession {
     /// camera or waiting for a frame: throws what `snapshot()` would throw at once (a
     /// failed or lost device, a stopping camera). For `HEAD`, which must not capture.
     public func checkServable() throws(SessionError) {
+        if restarting { return }
         switch state {
         case .failed: throw .failed(reason ?? "the camera failed")
         case .waitingForDevice: throw .waitingForDevice(reason ?? "waiting for the device")
@@ -257,6 +304,8 @@ public actor CaptureSession {
     }
 
     private func ensureRunning() async throws(SessionError) {
+        // A configure is restarting the camera: wait for it rather than answer "stopping".
+        while restarting { await withCheckedContinuation { restartWaiters.append($0) } }
         switch state {
         case .failed: throw .failed(reason ?? "the camera failed")
         case .waitingForDevice: throw .waitingForDevice(reason ?? "waiting for the device")
@@ -358,7 +407,10 @@ public actor CaptureSession {
 
     // MARK: status
 
-    public func status() -> CameraStatus {
+    public func status() -> CameraStatus { status(restart: nil) }
+
+    /// The status; `restart` says what the configure that asked for it restarted.
+    private func status(restart: ConfigureRestart?) -> CameraStatus {
         let counters = hub.snapshot
         let encode = counters.meanEncodeSeconds.map { $0 * 1000 }
         return CameraStatus(
@@ -374,7 +426,8 @@ public actor CaptureSession {
                 CameraStatus.frameMemoryBound(frameBytes: configuration.bufferSize, size: configuration.layout.size,
                                               driverBuffers: source?.hasPrefix(FrameSources.syntheticName) == true ? 0 : CaptureStream.defaultBufferCount,
                                               encoderThreads: settings.encoderThreads)
-            })
+            },
+            restart: restart)
     }
 
     /// Encode times since the daemon started.

@@ -376,6 +376,22 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         return epoch
     }
 
+    /// Starts a new run of encoders on the running capture (new quality, threads, image
+    /// defaults): the current ones exit after the frame they hold, whose JPEG is no longer
+    /// delivered, and JPEGs made with the old settings are never served. Raw frames,
+    /// streams and waiting snapshots carry on; the next frame is encoded by the new run.
+    func renewEncoders(encodeEveryFrame: Bool) -> UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        encodesEveryFrame = encodeEveryFrame
+        epoch &+= 1
+        latestEncoded = nil
+        claimedGeneration = rawGeneration
+        deliveredGeneration = rawGeneration
+        condition.broadcast()
+        return epoch
+    }
+
     /// Ends every stream and wait and wakes the encoder thread so it exits.
     func close() {
         condition.lock()

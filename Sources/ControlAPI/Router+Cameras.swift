@@ -34,10 +34,11 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     }
     v1.post("cameras/:id/configure") { request, context in
         let session = try camera(context, services)
-        let body = try await JSONBody.object(request, context: context)
-        let updated = try ConfigureRequest.apply(JSONFields(body), to: await session.settings)
+        let fields = JSONFields(try await JSONBody.object(request, context: context))
         await audit(request, context, services)
-        return try JSONBody.response(try await session.configure(updated))
+        // Merged inside the camera's actor, on the settings as they are when its turn
+        // comes: two concurrent configures both take effect.
+        return try JSONBody.response(try await session.configure { current in try ConfigureRequest.apply(fields, to: current) })
     }
     v1.get("cameras/:id/snapshot") { request, context in
         let session = try camera(context, services)

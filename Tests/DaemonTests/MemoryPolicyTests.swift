@@ -1,4 +1,5 @@
 @testable import Daemon
+import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -7,15 +8,43 @@ import Glibc
 /// The allocator policy camd applies at start (`MemoryPolicy`): frame-sized buffers
 /// stay mapped on their own, and so go back to the kernel, even after a larger block
 /// was freed, which is what made glibc move them into its arenas for good.
+///
+/// The probe needs a process whose heap is as camd's is at start: in the test run's
+/// shared process, earlier tests leave large free chunks in glibc's bins, and malloc
+/// serves from those before it ever maps. So `policyKeepsFramesMapped` runs the probe
+/// alone in a new process of this same test bundle.
 @Suite struct MemoryPolicyTests {
+    static let probeVariable = "CAMD_MEMORY_POLICY_PROBE"
+
+    @Test func policyKeepsFramesMapped() throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        child.arguments = ["--testing-library", "swift-testing", "--filter", "MemoryPolicyProbe"]
+        var environment = ProcessInfo.processInfo.environment
+        environment[Self.probeVariable] = "1"
+        environment["MALLOC_MMAP_THRESHOLD_"] = nil
+        child.environment = environment
+        let output = Pipe()
+        child.standardOutput = output
+        child.standardError = output
+        try child.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        child.waitUntilExit()
+        #expect(child.terminationStatus == 0, "the probe failed:\n\(text.suffix(2000))")
+        #expect(text.contains("frameSizedBuffersStayMappedAfterALargerBlockIsFreed") && text.contains("passed"),
+                "the probe did not run:\n\(text.suffix(2000))")
+    }
+}
+
+/// Runs only in the child process `MemoryPolicyTests` starts.
+@Suite(.enabled(if: getenv(MemoryPolicyTests.probeVariable) != nil, "runs in a process of its own, started by MemoryPolicyTests"))
+struct MemoryPolicyProbe {
     /// glibc's chunk header: the size word before the pointer, whose bit 1 is IS_MMAPPED.
     static func isMapped(_ pointer: UnsafeMutableRawPointer) -> Bool {
         UnsafeRawPointer(pointer).load(fromByteOffset: -MemoryLayout<Int>.size, as: UInt.self) & 0x2 != 0
     }
 
     @Test func frameSizedBuffersStayMappedAfterALargerBlockIsFreed() throws {
-        // The environment variable is glibc's own override, which camd leaves alone.
-        try #require(getenv("MALLOC_MMAP_THRESHOLD_") == nil)
         #expect(MemoryPolicy.apply())
         // Freeing a mapped 4 MiB block is what raises glibc's dynamic threshold to 4 MiB.
         let large = try #require(malloc(4 << 20))

@@ -27,6 +27,9 @@ import argparse
 import json
 import os
 import random
+import re
+import shutil
+import subprocess
 import socket
 import sys
 import threading
@@ -232,6 +235,26 @@ def photo_folder_figures(photos, camera):
     return len(names), total, len(temps)
 
 
+def malloc_stats(camd):
+    """glibc's own figures for camd's heap, by calling malloc_stats() in it with gdb (which
+    pauses camd for a moment): {"arenas", "system", "in_use"} in bytes, or None."""
+    if not shutil.which("gdb"):
+        print("(--malloc-stats: gdb is not installed)", flush=True)
+        return None
+    start = os.path.getsize(camd.log_path)
+    subprocess.run(["gdb", "-p", str(camd.pid), "-batch", "-ex", "call (void) malloc_stats()"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    time.sleep(0.5)
+    with open(camd.log_path, errors="replace") as f:
+        f.seek(start)
+        text = f.read()
+    arenas = len(re.findall(r"^Arena \d+:", text, re.M))
+    total = re.search(r"Total \(incl\. mmap\):\s*system bytes\s*=\s*(\d+)\s*in use bytes\s*=\s*(\d+)", text)
+    if not total:
+        return None
+    return {"arenas": arenas, "system": int(total.group(1)), "in_use": int(total.group(2))}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--camd", default=default_camd())
@@ -246,6 +269,8 @@ def main():
     ap.add_argument("--sample", type=float, default=10, help="seconds between samples")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--workdir", default=None)
+    ap.add_argument("--malloc-stats", action="store_true",
+                    help="at the end, ask glibc (malloc_stats via gdb) how much heap it holds and how much is in use")
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
     rng = random.Random(seed)
@@ -295,6 +320,7 @@ def main():
     elapsed = time.monotonic() - t0
     n_photos, photo_bytes, temps = photo_folder_figures(camd.photos, camd.camera)
     end_stats = proc_stats(camd.pid) if alive else None
+    heap = malloc_stats(camd) if alive and args.malloc_stats else None
     code, took = camd.stop()
 
     after_warm = [s for s in samples if s[0] >= min(args.warmup, args.seconds / 2) and s[1]]
@@ -332,6 +358,9 @@ def main():
     rows += [("peak RSS (VmHWM)", mib(end_stats["hwm_kib"]) if end_stats else "?"),
              ("photos on disk at the end", f"{n_photos} ({photo_bytes / 1e6:.1f} MB), {temps} temporary files"),
              ("SIGTERM", f"exit status {code} after {took:.1f} s"),
+             ] + ([("glibc malloc at the end: arenas, system / in use",
+                    f"{heap['arenas']} arenas, {heap['system'] / 2**20:.1f} / {heap['in_use'] / 2**20:.1f} MiB "
+                    "(system much above in use: memory kept by the allocator, not leaked)")] if heap else []) + [
              ("camd log", camd.log_path)]
     table(rows, "figures")
     if activity.events:

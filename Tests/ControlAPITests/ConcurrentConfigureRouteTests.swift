@@ -1,0 +1,42 @@
+import CaptureSession
+@testable import ControlAPI
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import VideoCore
+
+/// Configure requests that arrive together each change their own fields, and all of
+/// them stay: the merge happens inside the camera's actor, not before it.
+@Suite struct ConcurrentConfigureRouteTests {
+    @Test func concurrentConfigureRequestsAllTakeEffect() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-cc-\(UInt32.random(in: 0...UInt32.max))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let settings = CameraSettings(id: "synth", device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240), fps: 30)
+        let cameras = Cameras([CaptureSession(settings: settings)])
+        await cameras.sessions[0].start()
+        let router = buildRouter(APIServices(cameras: cameras, photos: PhotoOutput(root: root), daemon: DaemonInfo(version: "test")))
+        let bodies = [#"{"quality": 61}"#, #"{"photos": {"keep_count": 7}}"#, #"{"idle_stop": 99}"#, #"{"size": "160x120"}"#,
+                      #"{"photos": {"interval": 42}}"#, #"{"encoder_threads": 1}"#]
+        try await Application(router: router).test(.router) { client in
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for body in bodies {
+                    group.addTask {
+                        try await client.execute(uri: "/v1/cameras/synth/configure", method: .post, body: ByteBuffer(string: body)) {
+                            Int($0.status.code)
+                        }
+                    }
+                }
+                for try await status in group { #expect(status == 200) }
+            }
+        }
+        let s = await cameras.sessions[0].settings
+        #expect(s.quality == 61)
+        #expect(s.photos.keepCount == 7)
+        #expect(s.idleStopSeconds == 99)
+        #expect(s.size == FrameSize(width: 160, height: 120))
+        #expect(s.photos.intervalSeconds == 42)
+        #expect(s.encoderThreads == 1)
+        await cameras.sessions[0].stop()
+    }
+}
