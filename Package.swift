@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CV4L2"], swiftSettings: strict),
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "CTurboJPEG", "CamdTestSupport"], swiftSettings: strict),
         // What several test targets share: reading camd's EXIF back.
-        .target(name: "CamdTestSupport", path: "Tests/CamdTestSupport", swiftSettings: strict),
+        .target(name: "CamdTestSupport", dependencies: ["JPEG"], path: "Tests/CamdTestSupport", swiftSettings: strict),
         .testTarget(name: "CaptureSessionTests", dependencies: ["CaptureSession", "CamdTestSupport", "V4L2"], swiftSettings: strict),
         .testTarget(name: "ControlAPITests", dependencies: [
             "ControlAPI", "CaptureSession", "JPEG", "VideoCore", "CamdTestSupport",

@@ -1,3 +1,4 @@
+import JPEG
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -44,48 +45,26 @@ extension PhotoRecord {
                   width: size?.width, height: size?.height, sequence: nil)
     }
 
-    /// Reads the width and height from a JPEG's frame header (SOFn) by walking the
-    /// segments before it: one read of the first 16 KiB covers the usual file, and
-    /// a large EXIF block costs a few more small reads. Nil if it is not a JPEG.
+    /// Reads the width and height from a JPEG's frame header (SOFn) with the JPEG module's
+    /// segment reader: the first 16 KiB covers the usual file; a header that runs past it
+    /// (large EXIF or ICC segments) is read again longer, up to 1 MiB. Nil if it is not a JPEG.
     static func jpegDimensions(atPath path: String) -> (width: Int, height: Int)? {
         // O_NOFOLLOW: a file that turned into a symbolic link is not read through.
         guard let file = try? FileDescriptor.open(path, .readOnly, options: [.noFollow, .closeOnExec],
                                                   retryOnInterrupt: true) else { return nil }
         defer { try? file.close() }
-
-        func read(_ count: Int, at offset: Int) -> [UInt8] {
-            var bytes = [UInt8](repeating: 0, count: count)
-            let got = (try? bytes.withUnsafeMutableBytes {
-                try file.read(fromAbsoluteOffset: Int64(offset), into: $0, retryOnInterrupt: true)
+        var length = 16_384
+        while true {
+            var head = [UInt8](repeating: 0, count: length)
+            let got = (try? head.withUnsafeMutableBytes {
+                try file.read(fromAbsoluteOffset: 0, into: $0, retryOnInterrupt: true)
             }) ?? 0
-            return Array(bytes.prefix(got))
-        }
-        let head = read(16_384, at: 0)
-        func bytes(_ count: Int, at offset: Int) -> [UInt8]? {
-            if offset + count <= head.count { return Array(head[offset..<offset + count]) }
-            let more = read(count, at: offset)
-            return more.count == count ? more : nil
-        }
-
-        guard bytes(2, at: 0) == [0xFF, 0xD8] else { return nil }
-        var offset = 2
-        for _ in 0..<512 {
-            guard let segment = bytes(4, at: offset), segment[0] == 0xFF else { return nil }
-            let marker = segment[1]
-            if marker == 0xFF { offset += 1; continue }  // fill byte
-            if marker == 0x01 || (0xD0...0xD8).contains(marker) { offset += 2; continue }  // no length
-            if marker == 0xDA || marker == 0xD9 { return nil }  // the scan came first: no frame header
-            let length = Int(segment[2]) << 8 | Int(segment[3])
-            guard length >= 2 else { return nil }
-            if (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC {
-                // SOFn: precision (1 byte), height (2), width (2).
-                guard length >= 7, let frame = bytes(5, at: offset + 4) else { return nil }
-                let height = Int(frame[1]) << 8 | Int(frame[2])
-                let width = Int(frame[3]) << 8 | Int(frame[4])
-                return width > 0 && height > 0 ? (width, height) : nil
+            head.removeLast(length - got)
+            switch JPEGSegments.dimensions(in: head) {
+            case .success(let size): return (size.width, size.height)
+            case .failure(.truncated) where got == length && length < 1 << 20: length *= 4
+            case .failure: return nil
             }
-            offset += 2 + length
         }
-        return nil
     }
 }

@@ -142,20 +142,9 @@ extension EXIF.Orientation {
     /// camd itself writes it; nil when there is none or the segment cannot be read.
     /// Reads only within the bytes given: a broken or hostile file yields nil, never a trap.
     public init?(readingFrom jpeg: [UInt8]) {
-        guard jpeg.count > 4, jpeg[0] == 0xFF, jpeg[1] == 0xD8 else { return nil }
-        // Walk the marker segments up to the scan; EXIF is an APP1 that starts "Exif\0\0".
-        var at = 2
-        var tiff: ArraySlice<UInt8>?
-        while at + 4 <= jpeg.count, jpeg[at] == 0xFF, jpeg[at + 1] != 0xDA {
-            let end = at + 2 + (Int(jpeg[at + 2]) << 8 | Int(jpeg[at + 3]))
-            guard end <= jpeg.count, end >= at + 4 else { return nil }
-            if jpeg[at + 1] == 0xE1, end - (at + 4) > 14, jpeg[(at + 4)..<(at + 10)].elementsEqual([0x45, 0x78, 0x69, 0x66, 0, 0]) {
-                tiff = jpeg[(at + 10)..<end]
-                break
-            }
-            at = end
-        }
-        guard let tiff else { return nil }
+        // EXIF is an APP1 that starts "Exif\0\0", before the scan.
+        guard let range = JPEGSegments.exifTIFF(in: jpeg) else { return nil }
+        let tiff = jpeg[range]
         let base = tiff.startIndex
         let little: Bool
         switch (tiff[base], tiff[base + 1]) {

@@ -85,10 +85,11 @@ public struct EXIF: Hashable, Sendable {
     public func inserted(into jpeg: [UInt8]) -> [UInt8] {
         guard jpeg.count > 4, jpeg[0] == 0xFF, jpeg[1] == 0xD8 else { return jpeg }
         var at = 2
-        if jpeg.count > 6, jpeg[2] == 0xFF, jpeg[3] == 0xE0 {
-            at = 4 + (Int(jpeg[4]) << 8 | Int(jpeg[5]))
+        if jpeg[2] == 0xFF, jpeg[3] == 0xE0 {
+            var segments = JPEGSegments(jpeg)
+            guard let app0 = segments.next() else { return jpeg }  // an APP0 that runs past the end
+            at = app0.end
         }
-        guard at <= jpeg.count else { return jpeg }
         var output = [UInt8]()
         output.reserveCapacity(jpeg.count + 256)
         output.append(contentsOf: jpeg[0..<at])

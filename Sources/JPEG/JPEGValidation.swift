@@ -33,27 +33,25 @@ public enum JPEGValidation {
         guard count >= minimumSize else { return .failure(.tooShort(count)) }
         guard bytes[0] == 0xFF, bytes[1] == 0xD8 else { return .failure(.noStartOfImage) }
 
-        // Walk the header segments up to the scan.
-        var offset = 2, hasTables = false, hasFrame = false, scanStart = -1, scanHeaderEnd = -1
-        while offset + 4 <= count {
-            guard bytes[offset] == 0xFF else { return .failure(.malformedSegment(offset: offset)) }
-            let marker = bytes[offset + 1]
-            if marker == 0xFF { offset += 1; continue }  // fill byte
-            if marker == 0xD8 || (0xD0...0xD7).contains(marker) || marker == 0x01 { offset += 2; continue }
-            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-            guard length >= 2, offset + 2 + length <= count else { return .failure(.malformedSegment(offset: offset)) }
-            switch marker {
-            case 0xC4: hasTables = true
-            case 0xC0...0xCF where marker != 0xC8 && marker != 0xCC: hasFrame = true
-            case 0xDA: scanStart = offset; scanHeaderEnd = offset + 2 + length
-            case 0xD9: return .failure(.noScan)
-            default: break
-            }
-            if scanStart >= 0 { break }
-            offset += 2 + length
+        // The header segments up to the scan.
+        var segments = JPEGSegments(bytes)
+        var hasTables = false, hasFrame = false, scan: JPEGSegment?
+        while let segment = segments.next() {
+            if segment.marker == 0xC4 { hasTables = true }
+            if segment.isFrameHeader { hasFrame = true }
+            if segment.marker == 0xDA { scan = segment }
+        }
+        switch segments.stop {
+        case .malformed(let offset): return .failure(.malformedSegment(offset: offset))
+        // A segment whose length runs past the frame is malformed; running out of bytes
+        // between segments means the header never reached its scan.
+        case .truncated(let offset) where offset + 4 <= count: return .failure(.malformedSegment(offset: offset))
+        case .endOfImage: return .failure(.noScan)
+        default: break
         }
         guard hasFrame else { return .failure(.noFrameHeader) }
-        guard scanStart >= 0 else { return .failure(.noScan) }
+        guard let scan else { return .failure(.noScan) }
+        let scanStart = scan.offset, scanHeaderEnd = scan.end
 
         // The end marker, allowing for padding some drivers leave after it.
         var end = count

@@ -1,3 +1,5 @@
+import JPEG
+
 // Helpers shared by camd's test targets (not shipped).
 
 /// Reads camd's own EXIF back: every entry of IFD0, the Exif IFD and the GPS IFD, by tag.
@@ -5,16 +7,8 @@
 /// same IFD with `Image.open(path).getexif().get_ifd(0x8825)`.
 public enum EXIFReadBack {
     public static func entries(in jpeg: [UInt8]) -> [UInt16: (type: Int, count: Int, bytes: [UInt8])] {
-        var at = 2
-        var app1: Range<Int>?
-        while at + 4 <= jpeg.count, jpeg[at] == 0xFF {
-            let length = Int(jpeg[at + 2]) << 8 | Int(jpeg[at + 3])
-            if jpeg[at + 1] == 0xE1 { app1 = (at + 4)..<(at + 2 + length); break }
-            if jpeg[at + 1] == 0xDA { break }
-            at += 2 + length
-        }
-        guard let app1, app1.upperBound <= jpeg.count, Array(jpeg[app1.prefix(4)]) == Array("Exif".utf8) else { return [:] }
-        let tiff = Array(jpeg[(app1.lowerBound + 6)..<app1.upperBound])
+        guard let range = JPEGSegments.exifTIFF(in: jpeg) else { return [:] }
+        let tiff = Array(jpeg[range])
         func u16(_ at: Int) -> Int { Int(tiff[at]) | Int(tiff[at + 1]) << 8 }
         func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
         let sizes = [1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 7: 1]
