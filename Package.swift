@@ -53,9 +53,11 @@ let package = Package(
             .product(name: "SystemPackage", package: "swift-system"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        // The API's messages, shared by the server (ControlAPI) and camctl.
+        .target(name: "APIModel", dependencies: ["CaptureSession", "V4L2"], swiftSettings: strict),
         // The HTTP/1.1 control API (server routes).
         .target(name: "ControlAPI", dependencies: [
-            "CaptureSession", "V4L2", "JPEG", "VideoCore",
+            "APIModel", "CaptureSession", "V4L2", "JPEG", "VideoCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
@@ -76,7 +78,7 @@ let package = Package(
         ], swiftSettings: strict),
 
         .executableTarget(name: "camctl", dependencies: [
-            "CaptureSession", "Client", "V4L2", "JPEG", "VideoCore",
+            "APIModel", "CaptureSession", "Client", "V4L2", "JPEG", "VideoCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
         // Benchmarks that print figures (see README, Performance).

@@ -57,6 +57,16 @@ public struct CameraStatus: Sendable, Codable {
     /// In a configure's answer only: what the change restarted.
     public var restart: ConfigureRestart? = nil
 
+    /// The API's JSON is snake_case (`measured_fps`); these names are what a snake_case
+    /// key decoder turns it into, and a snake_case encoder turns back, so the status
+    /// makes the round trip between camd and its clients.
+    enum CodingKeys: String, CodingKey {
+        case id, state, reason, device, source, card, format, size, requestedSize
+        case requestedFPS = "requestedFps", configuredFPS = "configuredFps", measuredFPS = "measuredFps"
+        case quality, framesCaptured, framesEncoded, framesDropped, errors, lastError, lastErrorKind, photoError
+        case streamClients, startedOnDemand, encodeMilliseconds, encoderThreads, frameMemoryBytes, restart
+    }
+
     /// `frameMemoryBytes` for a configuration: (buffers + 1 + encoders) frames + encoders × planes.
     public static func frameMemoryBound(frameBytes: Int, size: FrameSize, driverBuffers: Int, encoderThreads: Int) -> Int {
         let planes = size.area * 3  // 4:4:4 at most, the largest `YUVImage` an encoder keeps

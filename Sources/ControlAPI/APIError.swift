@@ -1,3 +1,4 @@
+import APIModel
 import CaptureSession
 import Foundation
 import Hummingbird
@@ -16,11 +17,17 @@ public struct APIError: HTTPResponseError, Sendable {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body = ["error": ["code": code, "message": message]]
-        let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])
+        let data = try Self.encoder.encode(ErrorBody(code: code, message: message))
         return Response(status: status, headers: [.contentType: "application/json"],
                         body: .init(byteBuffer: ByteBuffer(bytes: Array(data) + [0x0A])))
     }
+
+    /// One line, as before: errors are small, and scripts grep them.
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
 
     static func unknownCamera(_ id: String, known: [String]) -> APIError {
         APIError(.notFound, "unknown_camera", "no camera \"\(id)\"; cameras: \(known.isEmpty ? "none" : known.joined(separator: ", "))")

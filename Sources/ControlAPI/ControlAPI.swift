@@ -1,3 +1,4 @@
+import APIModel
 import CaptureSession
 import Foundation
 import Hummingbird
@@ -61,7 +62,7 @@ func addStatusRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     v1.get("status") { _, _ in
         var cameras: [CameraStatus] = []
         for session in services.cameras.sessions { cameras.append(await session.status()) }
-        return try JSONBody.response(StatusResponse(
+        return try JSONBody.response(DaemonStatus(
             version: services.daemon.version, pid: getpid(), uptimeSeconds: (services.daemon.uptimeSeconds * 10).rounded() / 10,
             startedAt: ISO8601DateFormatter().string(from: services.daemon.startedAt), cameras: cameras))
     }
@@ -71,13 +72,6 @@ func addStatusRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     }
 }
 
-struct StatusResponse: Encodable {
-    var version: String
-    var pid: Int32
-    var uptimeSeconds: Double
-    var startedAt: String
-    var cameras: [CameraStatus]
-}
 
 /// Logs who changed something: the peer's uid, gid and pid on the Unix socket.
 func audit(_ request: Request, _ context: CamdRequestContext, _ services: APIServices) async {

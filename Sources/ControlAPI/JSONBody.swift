@@ -1,3 +1,4 @@
+import APIModel
 import Foundation
 import Hummingbird
 
@@ -7,12 +8,7 @@ enum JSONBody {
     /// The largest request body accepted, in bytes.
     static let limit = 64 * 1024
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    static let encoder = APIJSON.encoder()
 
     static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
         let data = try encoder.encode(value)
@@ -21,7 +17,7 @@ enum JSONBody {
     }
 
     /// The body as a JSON object, or a 400 that says what is wrong with it.
-    static func object(_ request: Request, context: CamdRequestContext) async throws -> [String: Any] {
+    static func object(_ request: Request, context: CamdRequestContext) async throws -> [String: JSONValue] {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: limit)
@@ -33,13 +29,16 @@ enum JSONBody {
             throw APIError.badRequest("the body is not valid JSON: a trailing comma at byte \(offset) (JSON allows no comma before '}' or ']')",
                                       code: "bad_json")
         }
-        let parsed: Any
+        let parsed: JSONValue
         do {
-            parsed = try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))
+            parsed = try JSONDecoder().decode(JSONValue.self, from: Data(buffer.readableBytesView))
+        } catch let DecodingError.dataCorrupted(context) {
+            let detail = context.underlyingError.map { "\($0)" } ?? context.debugDescription
+            throw APIError.badRequest("the body is not valid JSON: \(detail)", code: "bad_json")
         } catch {
-            throw APIError.badRequest("the body is not valid JSON: \(error.localizedDescription)", code: "bad_json")
+            throw APIError.badRequest("the body is not valid JSON: \(error)", code: "bad_json")
         }
-        guard let object = parsed as? [String: Any] else {
+        guard case .object(let object) = parsed else {
             throw APIError.badRequest("the body must be a JSON object", code: "bad_json")
         }
         return object
@@ -84,12 +83,36 @@ extension JSONBody {
     }
 }
 
+/// A JSON value as the request gave it: booleans, whole numbers and other numbers told
+/// apart by their JSON type, so a field's checks can name what was sent.
+enum JSONValue: Decodable, Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        // Foundation's decoder is strict about JSON types: `true` is no number, `1` no Bool.
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Int64.self) { self = .integer(value) }
+        else if let value = try? container.decode(Double.self) { self = .number(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: JSONValue].self)) }
+    }
+}
+
 /// Typed access to one JSON object's fields, with errors that name the field.
 struct JSONFields {
-    let object: [String: Any]
+    let object: [String: JSONValue]
     let path: String
 
-    init(_ object: [String: Any], path: String = "") {
+    init(_ object: [String: JSONValue], path: String = "") {
         self.object = object
         self.path = path
     }
@@ -105,17 +128,20 @@ struct JSONFields {
     func has(_ key: String) -> Bool { object[key] != nil }
 
     func string(_ key: String) throws -> String? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
-        guard let text = value as? String else { throw wrongType(key, "a string") }
-        return text
+        switch object[key] {
+        case nil, .null: return nil
+        case .string(let text): return text
+        default: throw wrongType(key, "a string")
+        }
     }
 
     func number(_ key: String) throws -> Double? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
-        guard let number = value as? NSNumber, !isBool(number) else {
-            throw wrongType(key, "a number")
+        switch object[key] {
+        case nil, .null: return nil
+        case .integer(let value): return Double(value)
+        case .number(let value): return value
+        default: throw wrongType(key, "a number")
         }
-        return number.doubleValue
     }
 
     func integer(_ key: String) throws -> Int? {
@@ -125,29 +151,30 @@ struct JSONFields {
     }
 
     func bool(_ key: String) throws -> Bool? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
-        guard let number = value as? NSNumber, isBool(number) else { throw wrongType(key, "true or false") }
-        return number.boolValue
+        switch object[key] {
+        case nil, .null: return nil
+        case .bool(let value): return value
+        default: throw wrongType(key, "true or false")
+        }
     }
 
     func nested(_ key: String) throws -> JSONFields? {
-        guard let value = object[key], !(value is NSNull) else { return nil }
-        guard let inner = value as? [String: Any] else { throw wrongType(key, "an object") }
-        return JSONFields(inner, path: name(key))
+        switch object[key] {
+        case nil, .null: return nil
+        case .object(let inner): return JSONFields(inner, path: name(key))
+        default: throw wrongType(key, "an object")
+        }
     }
 
     /// A scalar (string, number or boolean) as text, for control values.
     func scalarText(_ key: String) throws -> String {
         switch object[key] {
-        case let text as String: return text
-        case let number as NSNumber: return isBool(number) ? (number.boolValue ? "1" : "0") : number.stringValue
+        case .string(let text): return text
+        case .integer(let value): return String(value)
+        case .number(let value): return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        case .bool(let value): return value ? "1" : "0"
         default: throw wrongType(key, "a string, number or boolean")
         }
-    }
-
-    /// JSONSerialization gives booleans as NSNumbers of type char; numbers never are.
-    private func isBool(_ number: NSNumber) -> Bool {
-        String(cString: number.objCType) == "c"
     }
 
     func wrongType(_ key: String, _ expected: String) -> APIError {

@@ -1,3 +1,4 @@
+import APIModel
 import CaptureSession
 import Foundation
 import HTTPTypes
@@ -20,7 +21,7 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     }
     v1.get("cameras/:id") { _, context in
         let session = try camera(context, services)
-        return try JSONBody.response(CameraDetail(status: await session.status(), settings: SettingsJSON(await session.settings)))
+        return try JSONBody.response(CameraDetail(status: await session.status(), settings: CameraSettingsJSON(await session.settings)))
     }
     v1.post("cameras/:id/start") { request, context in
         let session = try camera(context, services)
@@ -89,7 +90,7 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     }
     v1.get("cameras/:id/controls") { _, context in
         let session = try camera(context, services)
-        return try JSONBody.response(try await session.controls().map(ControlJSON.init))
+        return try JSONBody.response(try await session.controls().map(ControlState.init))
     }
     v1.put("cameras/:id/controls") { request, context in
         let session = try camera(context, services)
@@ -100,7 +101,7 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
         var assignments: [(name: String, value: String)] = []
         for key in fields.object.keys.sorted() { assignments.append((key, try fields.scalarText(key))) }
         await audit(request, context, services)
-        return try JSONBody.response(try await session.setControls(assignments).map(ControlJSON.init))
+        return try JSONBody.response(try await session.setControls(assignments).map(ControlState.init))
     }
 }
 
@@ -147,78 +148,4 @@ func frameHeaders(_ shot: RenderedSnapshot) -> HTTPFields {
     headers[HTTPField.Name("X-Frame-Sequence")!] = String(shot.sequence)
     headers[HTTPField.Name("X-Frame-Size")!] = shot.frameSize.description
     return headers
-}
-
-struct CameraDetail: Encodable {
-    var status: CameraStatus
-    var settings: SettingsJSON
-}
-
-/// A camera's settings in the API's JSON.
-struct SettingsJSON: Encodable {
-    var id: String
-    var device: String?
-    var format: String?
-    var size: String?
-    var fps: Double?
-    var quality: Int
-    var controls: [String: String]
-    var autostart: Bool
-    var idleStop: Double
-    var encoderThreads: Int
-    var encodeEveryFrame: Bool
-    var photos: Photos
-
-    struct Photos: Encodable {
-        var interval: Double?
-        var name: String
-        var keepCount: Int?
-        var keepBytes: Int64?
-        var keepAge: Double?
-    }
-
-    init(_ s: CameraSettings) {
-        id = s.id
-        device = s.device
-        format = s.format?.description
-        size = s.size?.description
-        fps = s.fps
-        quality = s.quality
-        controls = s.controls
-        autostart = s.autostart
-        idleStop = s.idleStopSeconds
-        encoderThreads = s.encoderThreads
-        encodeEveryFrame = s.encodeEveryFrame
-        photos = Photos(interval: s.photos.intervalSeconds, name: s.photos.namePattern, keepCount: s.photos.keepCount,
-                        keepBytes: s.photos.keepBytes, keepAge: s.photos.keepSeconds)
-    }
-}
-
-/// A device control in the API's JSON.
-struct ControlJSON: Encodable {
-    var name: String
-    var label: String
-    var type: String
-    var value: Int64?
-    var minimum: Int64
-    var maximum: Int64
-    var step: UInt64
-    var `default`: Int64
-    var menu: [String: String]?
-    var readOnly: Bool
-    var inactive: Bool
-
-    init(_ control: DeviceControl) {
-        name = control.name
-        label = control.label
-        type = control.kind.rawValue
-        value = control.value
-        minimum = control.minimum
-        maximum = control.maximum
-        step = control.step
-        self.default = control.defaultValue
-        menu = control.menu.isEmpty ? nil : Dictionary(uniqueKeysWithValues: control.menu.map { (String($0.index), $0.name) })
-        readOnly = control.isReadOnly
-        inactive = control.isInactive
-    }
 }

@@ -1,3 +1,4 @@
+import APIModel
 import ArgumentParser
 import Client
 import Foundation
@@ -43,14 +44,13 @@ struct Controls: ParsableCommand {
         } else {
             var body: [String: String] = [:]
             for (name, value) in try parseAssignments(assignments) { body[name] = value }
-            let json = try JSONSerialization.data(withJSONObject: body)
-            reply = try DaemonCall.perform(client, "PUT", "/v1/cameras/\(id)/controls", body: Array(json))
+            reply = try DaemonCall.perform(client, "PUT", "/v1/cameras/\(id)/controls", body: Array(try APIJSON.encoder().encode(body)))
         }
-        for control in (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [[String: Any]] ?? [] {
-            var text = "\(control["name"] ?? "?") (\(control["type"] ?? "?"))"
-            if let value = control["value"] { text += " = \(value)" }
-            if let low = control["minimum"], let high = control["maximum"], ["integer", "integer64"].contains(control["type"] as? String) {
-                text += "  [\(low) to \(high), default \(control["default"] ?? "?")]"
+        for control in try DaemonCall.decode([ControlState].self, reply) {
+            var text = "\(control.name) (\(control.type))"
+            if let value = control.value { text += " = \(value)" }
+            if ["integer", "integer64"].contains(control.type) {
+                text += "  [\(control.minimum) to \(control.maximum), default \(control.default)]"
             }
             print(text)
         }

@@ -1,3 +1,4 @@
+import APIModel
 import ArgumentParser
 import CaptureSession
 import Client
@@ -18,17 +19,17 @@ struct Status: ParsableCommand {
             print(reply.text, terminator: "")
             return
         }
-        let status = (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any] ?? [:]
-        print("camd \(status["version"] ?? "?") on \(client.socketPath), up \(status["uptime_seconds"] ?? "?") s")
-        for camera in status["cameras"] as? [[String: Any]] ?? [] {
-            var line = "\(camera["id"] ?? "?"): \(camera["state"] ?? "?")"
-            if let source = camera["source"] { line += "  \(source)" }
-            if let format = camera["format"], let size = camera["size"] { line += "  \(format) \(size)" }
-            if let fps = camera["measured_fps"] { line += "  \(fps) fps" }
-            line += "  captured \(camera["frames_captured"] ?? 0), dropped \(camera["frames_dropped"] ?? 0), clients \(camera["stream_clients"] ?? 0)"
+        let status = try DaemonCall.decode(DaemonStatus.self, reply)
+        print("camd \(status.version) on \(client.socketPath), up \(status.uptimeSeconds) s")
+        for camera in status.cameras {
+            var line = "\(camera.id): \(camera.state.rawValue)"
+            if let source = camera.source { line += "  \(source)" }
+            if let format = camera.format, let size = camera.size { line += "  \(format) \(size)" }
+            line += "  \(camera.measuredFPS) fps"
+            line += "  captured \(camera.framesCaptured), dropped \(camera.framesDropped), clients \(camera.streamClients)"
             print(line)
-            if let reason = camera["reason"] { print("    \(reason)") }
-            if let photo = camera["photo_error"] { print("    photos: \(photo)") }
+            if let reason = camera.reason { print("    \(reason)") }
+            if let photo = camera.photoError { print("    photos: \(photo)") }
         }
     }
 }
@@ -59,8 +60,8 @@ private func changeState(_ daemon: DaemonSelection, _ camera: String?, _ verb: S
         throw fail("camd has no camera \"\(camera ?? "")\"; see `camctl status`", ExitStatus.noSuchDevice)
     }
     let reply = try DaemonCall.perform(client, "POST", "/v1/cameras/\(id)/\(verb)")
-    let status = (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any] ?? [:]
-    print("\(id): \(status["state"] ?? "?")\((status["reason"] as? String).map { " (\($0))" } ?? "")")
+    let status = try DaemonCall.decode(CameraStatus.self, reply)
+    print("\(id): \(status.state.rawValue)\(status.reason.map { " (\($0))" } ?? "")")
 }
 
 struct ContactSheetCommand: ParsableCommand {

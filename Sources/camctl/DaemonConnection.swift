@@ -1,4 +1,6 @@
+import APIModel
 import ArgumentParser
+import CaptureSession
 import Client
 import Foundation
 
@@ -38,9 +40,17 @@ enum DaemonCall {
     }
 
     static func errorParts(_ reply: DaemonReply) -> (String, String) {
-        let object = (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any]
-        let error = object?["error"] as? [String: Any]
-        return (error?["code"] as? String ?? "", error?["message"] as? String ?? "HTTP \(reply.status)")
+        guard let body = try? APIJSON.decoder().decode(ErrorBody.self, from: Data(reply.body)) else { return ("", "HTTP \(reply.status)") }
+        return (body.error.code, body.error.message)
+    }
+
+    /// A reply's body as one of the API's messages; a body that is not one is camd's fault.
+    static func decode<T: Decodable>(_ type: T.Type, _ reply: DaemonReply) throws -> T {
+        do {
+            return try APIJSON.decoder().decode(type, from: Data(reply.body))
+        } catch {
+            throw fail("camd answered something camctl cannot read as \(type): \(error)", ExitCode(1))
+        }
     }
 
     static func exitCode(status: Int, code: String) -> ExitCode {
@@ -58,25 +68,24 @@ enum DaemonCall {
         }
     }
 
-    /// The daemon's cameras as JSON objects.
-    static func cameras(_ client: DaemonClient) throws -> [[String: Any]] {
-        let reply = try perform(client, "GET", "/v1/cameras")
-        return (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [[String: Any]] ?? []
+    /// The daemon's cameras.
+    static func cameras(_ client: DaemonClient) throws -> [CameraStatus] {
+        try decode([CameraStatus].self, try perform(client, "GET", "/v1/cameras"))
     }
 
     /// The id of the daemon's camera that `selector` names (an id, a device path or selector,
     /// a card name), the first camera when nil; nil when the daemon has no such camera.
     static func cameraID(_ client: DaemonClient, matching selector: String?) throws -> String? {
         let all = try cameras(client)
-        guard let selector else { return all.first?["id"] as? String }
+        guard let selector else { return all.first?.id }
         let resolved = (try? FileManager.default.destinationOfSymbolicLink(atPath: selector)).map {
             $0.hasPrefix("/") ? $0 : ((selector as NSString).deletingLastPathComponent as NSString).appendingPathComponent($0)
         }
         for camera in all {
-            let id = camera["id"] as? String ?? ""
-            let device = camera["device"] as? String
-            let source = (camera["source"] as? String)?.split(separator: " ").first.map(String.init)
-            let card = camera["card"] as? String
+            let id = camera.id
+            let device = camera.device
+            let source = camera.source?.split(separator: " ").first.map(String.init)
+            let card = camera.card
             if id == selector || device == selector || source == selector || (resolved != nil && source == resolved)
                 || card?.lowercased() == selector.lowercased() {
                 return id

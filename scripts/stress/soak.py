@@ -355,6 +355,11 @@ def main():
                  ("under load after warm-up: fds start / end / max", f"{fds[0]} / {fds[-1]} / {max(fds)}"),
                  ("under load after warm-up: threads start / end / max", f"{thr[0]} / {thr[-1]} / {max(thr)}"),
                  ("RSS trend after warm-up", f"{slope * 3600 / 1024:+.1f} MiB/hour (least squares)")]
+    if len(after_warm) >= 2:
+        first, last = after_warm[0], after_warm[-1]
+        span, used = last[0] - first[0], last[1]["cpu_seconds"] - first[1]["cpu_seconds"]
+        if span > 0:
+            rows.append(("camd CPU after warm-up (user+system)", f"{used:.1f} s in {span:.0f} s, {100 * used / span:.1f}% of one core"))
     rows += [("peak RSS (VmHWM)", mib(end_stats["hwm_kib"]) if end_stats else "?"),
              ("photos on disk at the end", f"{n_photos} ({photo_bytes / 1e6:.1f} MB), {temps} temporary files"),
              ("SIGTERM", f"exit status {code} after {took:.1f} s"),

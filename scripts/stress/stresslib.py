@@ -372,11 +372,14 @@ def proc_stats(pid):
                 name, _, value = line.partition(":")
                 fields[name] = value.strip()
         fds = len(os.listdir(f"/proc/{pid}/fd"))
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read().rsplit(")", 1)[1].split()  # after "pid (comm)": state is field 3
     except (OSError, ValueError):
         return None
     kib = lambda k: int(fields.get(k, "0 kB").split()[0])
+    cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
     return {"rss_kib": kib("VmRSS"), "hwm_kib": kib("VmHWM"), "threads": int(fields.get("Threads", "0")), "fds": fds,
-            "anon_kib": kib("RssAnon"), "file_kib": kib("RssFile")}
+            "anon_kib": kib("RssAnon"), "file_kib": kib("RssFile"), "cpu_seconds": cpu}
 
 
 def fd_targets(pid):
