@@ -69,8 +69,15 @@ public final class V4L2Source: FrameSource {
         stream = try CaptureStream(device: device, configuration: configuration)
     }
 
+    private var recycler = FrameRecycler()
+
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
-        try stream.nextFrame(timeout: timeout)
+        let layout = configuration.layout
+        return try stream.withNextFrame(timeout: timeout) { bytes, metadata in
+            let storage = recycler.storage(count: bytes.count) { $0.copyMemory(from: bytes) }
+            return Frame(layout: layout, storage: storage, sequence: metadata.sequence,
+                         monotonicTime: metadata.monotonicTime, captureTime: metadata.captureTime)
+        }
     }
 
     public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {

@@ -13,6 +13,7 @@ public final class SyntheticSource: FrameSource {
     public var name: String { "\(FrameSources.syntheticName) (synthetic test source, not a camera)" }
     public var cardName: String { "camd synthetic test source" }
     private let background: [UInt8]
+    private var recycler = FrameRecycler()
     private var sequence: UInt32 = 0
     private var nextDue: ContinuousClock.Instant?
 
@@ -66,9 +67,11 @@ public final class SyntheticSource: FrameSource {
 
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
         let (monotonic, wallClock) = waitForFrame()
-        var bytes = background
-        drawSquare(into: &bytes)
-        return Frame(layout: configuration.layout, bytes: bytes, sequence: sequence, monotonicTime: monotonic, captureTime: wallClock)
+        let storage = recycler.storage(count: background.count) { target in
+            background.withUnsafeBytes { target.copyMemory(from: $0) }
+            drawSquare(into: target)
+        }
+        return Frame(layout: configuration.layout, storage: storage, sequence: sequence, monotonicTime: monotonic, captureTime: wallClock)
     }
 
     /// A frame nobody wants is not drawn, as a camera's is not copied.
@@ -91,7 +94,7 @@ public final class SyntheticSource: FrameSource {
     }
 
     /// A mid-grey square crossing the bottom eighth of the frame, so motion is visible.
-    private func drawSquare(into bytes: inout [UInt8]) {
+    private func drawSquare(into bytes: UnsafeMutableRawBufferPointer) {
         let size = configuration.layout.size
         let side = max(2, size.height / 8) & ~1
         let travel = max(1, size.width - side)

@@ -28,7 +28,10 @@ public enum ColorRange: String, Hashable, Sendable, Codable {
 /// One captured frame: its bytes and where they came from.
 public struct Frame: Sendable {
     public var layout: FrameLayout
-    public var bytes: [UInt8]
+    /// The box the bytes are kept in; a capture source reuses it once no frame refers to it.
+    public let storage: FrameStorage
+    /// The frame's bytes.
+    public var bytes: [UInt8] { storage.bytes }
     /// The driver's frame counter; gaps mean frames were dropped.
     public var sequence: UInt32
     /// When the frame was captured, in CLOCK_MONOTONIC seconds (the driver's timestamp).
@@ -37,10 +40,55 @@ public struct Frame: Sendable {
     public var captureTime: Double
 
     public init(layout: FrameLayout, bytes: [UInt8], sequence: UInt32, monotonicTime: Double, captureTime: Double) {
+        self.init(layout: layout, storage: FrameStorage(bytes), sequence: sequence, monotonicTime: monotonicTime, captureTime: captureTime)
+    }
+
+    public init(layout: FrameLayout, storage: FrameStorage, sequence: UInt32, monotonicTime: Double, captureTime: Double) {
         self.layout = layout
-        self.bytes = bytes
+        self.storage = storage
         self.sequence = sequence
         self.monotonicTime = monotonicTime
         self.captureTime = captureTime
+    }
+}
+
+/// The bytes of one frame, in a box that a `FrameRecycler` fills again once no frame
+/// refers to it any more.
+// @unchecked: `bytes` is written only by a FrameRecycler, and only while it holds the
+// one reference to the box, so no other thread can be reading it then.
+public final class FrameStorage: @unchecked Sendable {
+    public fileprivate(set) var bytes: [UInt8]
+
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// Frame storage for one capture source, reused: a camera captures 30 frames a second for
+/// months, and allocating each (1.8 MB at 720p YUYV) only to free it a few milliseconds
+/// later costs page faults on every frame and leaves the freed memory to the allocator's
+/// arenas. A box is filled again only when no frame refers to it (the hub moved on and
+/// every encoder or render is done with it); otherwise a new one is made, so a frame
+/// someone still holds never changes. Used by one thread, the source's.
+public struct FrameRecycler {
+    private var boxes: [FrameStorage] = []
+    /// Enough for the newest frame, one per encoder thread and a render or two; beyond
+    /// that a busy moment allocates, as before.
+    public static let limit = 8
+
+    public init() {}
+
+    /// A box of `count` bytes filled by `fill`, which must write all of them.
+    public mutating func storage(count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> FrameStorage {
+        // Frames of another size (a restart with new settings) are not kept.
+        boxes.removeAll { $0.bytes.count != count }
+        for index in boxes.indices where isKnownUniquelyReferenced(&boxes[index]) {
+            boxes[index].bytes.withUnsafeMutableBytes(fill)
+            return boxes[index]
+        }
+        let box = FrameStorage([UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            fill(UnsafeMutableRawBufferPointer(buffer))
+            initialized = count
+        })
+        if boxes.count < Self.limit { boxes.append(box) }
+        return box
     }
 }

@@ -104,3 +104,24 @@ import VideoCore
         }
     }
 }
+
+/// The synthetic source fills the same few frame buffers again rather than allocating one per frame.
+@Suite struct FrameReuseTests {
+    @Test func framesNobodyHoldsAreReused() throws {
+        let source = try SyntheticSource(request: CaptureRequest(format: nil, size: FrameSize(width: 160, height: 120), fps: 120))
+        var boxes = Set<ObjectIdentifier>()
+        var previous: [UInt8]?
+        for _ in 0..<30 {
+            let frame = try source.nextFrame(timeout: .seconds(1))
+            boxes.insert(ObjectIdentifier(frame.storage))
+            #expect(frame.bytes != previous, "the moving square did not move: a stale buffer was served")
+            previous = frame.bytes
+        }
+        #expect(boxes.count <= 2, "\(boxes.count) buffers for 30 frames")
+        // Frames held meanwhile keep their pixels.
+        let held = try source.nextFrame(timeout: .seconds(1))
+        let pixels = held.bytes
+        for _ in 0..<5 { _ = try source.nextFrame(timeout: .seconds(1)) }
+        #expect(held.bytes == pixels)
+    }
+}
