@@ -150,18 +150,28 @@ struct RunningDaemon {
 
     /// A TCP port on loopback that nothing listens on now.
     static func freePort() throws -> Int {
+        let (fd, port) = try loopbackSocket(listening: false)
+        close(fd)
+        return port
+    }
+
+    /// A TCP socket bound to a free port on 127.0.0.1, listening or not; the caller closes it.
+    static func loopbackSocket(listening: Bool) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try withUnsafeMutablePointer(to: &address) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                guard bind(fd, raw, length) == 0, getsockname(fd, raw, &length) == 0 else { throw TestFailure("no free port") }
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(fd, raw, length) == 0 && (!listening || listen(fd, 1) == 0) && getsockname(fd, raw, &length) == 0
             }
         }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard bound else {
+            close(fd)
+            throw TestFailure("cannot bind a loopback port: errno \(errno)")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// Waits until the camera runs and every listener answers.

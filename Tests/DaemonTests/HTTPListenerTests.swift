@@ -48,20 +48,8 @@ import Glibc
 
     @Test func aTCPAddressThatCannotBeUsedIsAConfigurationError() async throws {
         // A port already taken by another socket of this process.
-        let taken = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (taken, port) = try RunningDaemon.loopbackSocket(listening: true)
         defer { close(taken) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try withUnsafeMutablePointer(to: &address) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                guard bind(taken, raw, length) == 0, listen(taken, 1) == 0, getsockname(taken, raw, &length) == 0 else {
-                    throw POSIXError(.EADDRNOTAVAIL)
-                }
-            }
-        }
-        let port = Int(UInt16(bigEndian: address.sin_port))
         let listener = HTTPListener(endpoints: [.tcp(host: "127.0.0.1", port: port)],
                                     router: Router(context: CamdRequestContext.self), logger: Logger(label: "camd.test"))
         do {
