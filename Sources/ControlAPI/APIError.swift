@@ -2,6 +2,7 @@ import APIModel
 import CaptureSession
 import Foundation
 import Hummingbird
+import Synchronization
 import JPEG
 
 /// An error the API reports as `{"error": {"code": "...", "message": "..."}}` with its status.
@@ -9,16 +10,21 @@ public struct APIError: HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status
     public var code: String
     public var message: String
+    /// Headers the answer needs besides its JSON body (`Allow` on a 405).
+    public var headers: HTTPFields
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, headers: HTTPFields = [:]) {
         self.status = status
         self.code = code
         self.message = message
+        self.headers = headers
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let data = try Self.encoder.encode(ErrorBody(code: code, message: message))
-        return Response(status: status, headers: [.contentType: "application/json"],
+        var headers = self.headers
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers,
                         body: .init(byteBuffer: ByteBuffer(bytes: Array(data) + [0x0A])))
     }
 
@@ -67,6 +73,9 @@ extension APIError {
 /// Turns every error a route or the router throws into the API's JSON form, so a
 /// client never has to parse two kinds of error body.
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// The routes, to tell a method a path does not take (405) from a path that is not camd's (404).
+    let routes: RouteTable
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
@@ -78,6 +87,12 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw APIError(error)
         } catch let error as ImageError {
             throw APIError(error)
+        } catch let error as HTTPError where error.status == .notFound && !routes.methods(for: request.uri.path).isEmpty {
+            // The path is camd's; the method is not one it takes.
+            let allowed = routes.methods(for: request.uri.path)
+            throw APIError(.methodNotAllowed, "method_not_allowed",
+                           "\(request.uri.path) takes \(allowed.joined(separator: ", ")), not \(request.method)",
+                           headers: [.allow: allowed.joined(separator: ", ")])
         } catch let error as HTTPError {
             let code = error.status == .notFound ? "not_found" : error.status == .contentTooLarge ? "too_large" : "http_\(error.status.code)"
             var message = error.body ?? error.status.reasonPhrase
@@ -98,6 +113,35 @@ struct HeadErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as any HTTPResponseError {
             return try error.response(from: request, context: context).createHeadResponse()
+        }
+    }
+}
+
+/// The API's routes by path pattern and method, filled once the router has its routes.
+final class RouteTable: Sendable {
+    private let patterns = Mutex<[(segments: [Substring], methods: [String])]>([])
+
+    /// Takes the router's routes; `{name}` segments match any one segment.
+    func fill<Context>(from router: Router<Context>) {
+        var byPath: [String: Set<String>] = [:]
+        for route in router.routes { byPath[route.path.description, default: []].insert(route.method.rawValue) }
+        // Every GET route answers HEAD too (Router's autoGenerateHeadEndpoints).
+        for (path, methods) in byPath where methods.contains("GET") { byPath[path]?.insert("HEAD") }
+        patterns.withLock { patterns in
+            patterns = byPath.map { path, methods in
+                (path.split(separator: "/"), methods.sorted())
+            }
+        }
+    }
+
+    /// The methods the path takes, sorted; empty when no route has this path.
+    func methods(for path: String) -> [String] {
+        let segments = path.split(separator: "/")
+        return patterns.withLock { patterns in
+            patterns.first { pattern in
+                pattern.segments.count == segments.count
+                    && zip(pattern.segments, segments).allSatisfy { $0.first == "{" || $0 == $1 }
+            }?.methods ?? []
         }
     }
 }

@@ -47,14 +47,16 @@ public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
     // Every GET route answers HEAD with GET's status and headers and no body (monitors and
     // link checkers probe with HEAD); snapshot and stream have their own, which capture nothing.
     let router = Router(context: CamdRequestContext.self, options: .autoGenerateHeadEndpoints)
+    let routes = RouteTable()
     router.add(middleware: HeadErrorMiddleware())
-    router.add(middleware: JSONErrorMiddleware())
+    router.add(middleware: JSONErrorMiddleware(routes: routes))
     router.add(middleware: AccessMiddleware(policy: services.access, logger: services.logger))
     let v1 = router.group("v1")
     addStatusRoutes(v1, services)
     addCameraRoutes(v1, services)
     addPhotoRoutes(v1, services)
     router.get("metrics") { _, _ in try await Metrics.response(services) }
+    routes.fill(from: router)
     return router
 }
 

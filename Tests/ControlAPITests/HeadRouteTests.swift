@@ -99,3 +99,25 @@ import VideoCore
         return out
     }
 }
+
+/// A method a path does not take is 405 with `Allow`; a path camd does not have is 404.
+@Suite struct MethodNotAllowedTests {
+    @Test func aKnownPathWithAnotherMethodIs405WithAllow() async throws {
+        let cameras = Cameras([CaptureSession(settings: CameraSettings(id: "synth", device: FrameSources.syntheticName))])
+        let router = buildRouter(APIServices(cameras: cameras, photos: PhotoOutput(root: "/nonexistent"), daemon: DaemonInfo(version: "test")))
+        try await Application(router: router).test(.router) { client in
+            for (method, path, allow) in [(HTTPRequest.Method(rawValue: "TRACE")!, "/v1/status", "GET, HEAD"),
+                                          (.delete, "/v1/cameras/synth/snapshot", "GET, HEAD, POST"),
+                                          (.post, "/v1/photos/x.jpg", "DELETE, GET, HEAD"),
+                                          (.put, "/metrics", "GET, HEAD")] {
+                try await client.execute(uri: path, method: method) { response in
+                    #expect(response.status == .methodNotAllowed, "\(method) \(path)")
+                    #expect(response.headers[.allow] == allow, "\(method) \(path)")
+                    #expect(String(buffer: response.body).contains("method_not_allowed"))
+                }
+            }
+            try await client.execute(uri: "/v1/nothing-here", method: .get) { #expect($0.status == .notFound) }
+            try await client.execute(uri: "/v1/cameras/synth/snapshot/extra", method: .get) { #expect($0.status == .notFound) }
+        }
+    }
+}
