@@ -72,6 +72,8 @@ final class CaptureWorker: Sendable {
             let source: any FrameSource
             do {
                 source = try open(settings.device, settings.request, controls)
+                // The frames status's frame_memory_bytes counts: the newest, one per encoder.
+                source.keepFrames(1 + max(1, settings.encoderThreads))
             } catch {
                 if Self.isPermanent(error) {
                     events(.failed(error))

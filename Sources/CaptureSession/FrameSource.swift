@@ -18,9 +18,14 @@ public protocol FrameSource: AnyObject {
     var droppedFrames: Int { get }
     /// Stops streaming and releases the device.
     func stop()
+    /// How many frame buffers the source keeps for reuse (`FrameRecycler`).
+    func keepFrames(_ count: Int)
 }
 
 extension FrameSource {
+    /// Sources that allocate no frames of their own keep none.
+    public func keepFrames(_ count: Int) {}
+
     /// Sources that cannot leave pixels unread take the frame and drop it.
     public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
         try nextFrame(timeout: timeout).monotonicTime
@@ -70,6 +75,8 @@ public final class V4L2Source: FrameSource {
     }
 
     private var recycler = FrameRecycler()
+
+    public func keepFrames(_ count: Int) { recycler.limit = max(1, count) }
 
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
         let layout = configuration.layout

@@ -65,6 +65,8 @@ public final class SyntheticSource: FrameSource {
         return frame
     }
 
+    public func keepFrames(_ count: Int) { recycler.limit = max(1, count) }
+
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
         let (monotonic, wallClock) = waitForFrame()
         let storage = recycler.storage(count: background.count) { target in

@@ -70,11 +70,16 @@ public final class FrameStorage: @unchecked Sendable {
 /// someone still holds never changes. Used by one thread, the source's.
 public struct FrameRecycler {
     private var boxes: [FrameStorage] = []
-    /// Enough for the newest frame, one per encoder thread and a render or two; beyond
-    /// that a busy moment allocates, as before.
-    public static let limit = 8
+    /// How many boxes are kept: the capture session sets the newest frame plus one per
+    /// encoder thread, the frames its `frame_memory_bytes` bound counts. A moment when
+    /// more are held (a render, a waiting snapshot) allocates one that is not kept.
+    public var limit: Int
 
-    public init() {}
+    public static let defaultLimit = 3
+
+    public init(limit: Int = FrameRecycler.defaultLimit) {
+        self.limit = max(1, limit)
+    }
 
     /// A box of `count` bytes filled by `fill`, which must write all of them.
     public mutating func storage(count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> FrameStorage {
@@ -88,7 +93,7 @@ public struct FrameRecycler {
             fill(UnsafeMutableRawBufferPointer(buffer))
             initialized = count
         })
-        if boxes.count < Self.limit { boxes.append(box) }
+        if boxes.count < limit { boxes.append(box) }
         return box
     }
 }

@@ -14,7 +14,7 @@ import VideoCore
     @Test func aHeldFrameNeverChanges() {
         var recycler = FrameRecycler()
         var held: [FrameStorage] = []
-        for value in 0..<UInt8(FrameRecycler.limit + 4) {
+        for value in 0..<UInt8(recycler.limit + 4) {
             held.append(recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: value) })
         }
         #expect(Set(held.map(ObjectIdentifier.init)).count == held.count, "a box still held was handed out again")
@@ -37,5 +37,17 @@ import VideoCore
         #expect(large !== small)
         #expect(large.bytes.count == 8)
         #expect(small.bytes == [3, 3, 3, 3])
+    }
+}
+
+extension FrameRecyclerTests {
+    @Test func keepsNoMoreThanItsLimit() {
+        var recycler = FrameRecycler(limit: 2)
+        var held = (0..<5).map { _ in recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        let ids = held.map(ObjectIdentifier.init)
+        held.removeAll()
+        // All five are free now; only the two kept come back, the others were never pooled.
+        let again = (0..<2).map { _ in ObjectIdentifier(recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: 1) }) }
+        #expect(Set(again).isSubset(of: Set(ids.prefix(2))), "a box beyond the limit was kept")
     }
 }
