@@ -118,8 +118,13 @@ func contactSheetLabel(for time: Double, now: Double = Date().timeIntervalSince1
 /// A time given as seconds since 1970 or as ISO 8601 ("2026-11-22T06:00:00Z").
 private func time(_ text: String?, _ name: String) throws -> Double? {
     guard let text else { return nil }
-    if let seconds = Double(text) { return seconds }
-    if let date = ISO8601DateFormatter().date(from: text) { return date.timeIntervalSince1970 }
+    if let seconds = Double(text), seconds.isFinite { return seconds }
+    // With fractional seconds (".5Z", as JavaScript's toISOString() writes) or without.
+    for options: ISO8601DateFormatter.Options in [[.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds]] {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = options
+        if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
+    }
     throw APIError.badRequest("\(name) must be seconds since 1970 or an ISO 8601 time such as 2026-11-22T06:00:00Z; got \"\(text)\"",
                               code: "bad_parameter")
 }

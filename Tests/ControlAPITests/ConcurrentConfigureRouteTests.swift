@@ -40,3 +40,45 @@ import VideoCore
         await cameras.sessions[0].stop()
     }
 }
+
+/// `since` and `until` take seconds or ISO 8601, with fractional seconds too (as
+/// JavaScript's `toISOString()` writes them; Schemathesis found them refused).
+@Suite struct PhotoTimeQueryTests {
+    @Test func isoTimesWithAndWithoutFractionsSelectPhotos() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-times-\(UInt32.random(in: 0...UInt32.max))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let settings = CameraSettings(id: "synth", device: FrameSources.syntheticName, size: FrameSize(width: 160, height: 120), fps: 30)
+        let cameras = Cameras([CaptureSession(settings: settings)])
+        await cameras.sessions[0].start()
+        let router = buildRouter(APIServices(cameras: cameras, photos: PhotoOutput(root: root), daemon: DaemonInfo(version: "test")))
+        @Sendable func iso(_ seconds: Double, fraction: Bool) -> String {
+            let formatter = ISO8601DateFormatter()
+            if fraction { formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds] }
+            return formatter.string(from: Date(timeIntervalSince1970: seconds))
+        }
+        try await Application(router: router).test(.router) { client in
+            let captured = try await client.execute(uri: "/v1/cameras/synth/snapshot", method: .post) { response in
+                let decoder = JSONDecoder()
+                decoder.keyDecodingStrategy = .convertFromSnakeCase
+                return try decoder.decode(PhotoRecord.self, from: Data(response.body.readableBytesView)).captureTime
+            }
+            for (query, count) in [("since=\(iso(captured - 1.5, fraction: true))", 1), ("since=\(iso(captured + 1.5, fraction: true))", 0),
+                                   ("until=\(iso(captured + 2, fraction: false))", 1), ("since=\(captured - 1)", 1)] {
+                try await client.execute(uri: "/v1/photos?\(query)", method: .get) { response in
+                    #expect(response.status == .ok, "\(query)")
+                    let list = try JSONDecoder().decode([[String: JSONAny]].self, from: Data(response.body.readableBytesView))
+                    #expect(list.count == count, "\(query)")
+                }
+            }
+            for bad in ["since=yesterday", "since=inf", "until=2026-13-01T00:00:00Z"] {
+                try await client.execute(uri: "/v1/photos?\(bad)", method: .get) { #expect($0.status == .badRequest, "\(bad)") }
+            }
+        }
+        await cameras.sessions[0].stop()
+    }
+}
+
+/// Any JSON value, for counting a list's entries without naming their fields.
+private struct JSONAny: Decodable {
+    init(from decoder: any Decoder) throws {}
+}

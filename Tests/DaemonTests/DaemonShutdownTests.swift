@@ -7,7 +7,7 @@ import Glibc
 /// The whole daemon, as systemd and a user stop it: the real `camd` executable with the
 /// synthetic source gets SIGTERM or SIGINT, with and without a TCP listener and with
 /// and without clients attached. Every service of its ServiceGroup must stop at once:
-/// exit 0 within a second, a `stopped` line, the socket file gone, each client's connection ended
+/// exit 0 at once, a `stopped` line, the socket file gone, each client's connection ended
 /// cleanly, long before `shutdown_timeout` would cut it short.
 @Suite(.serialized) struct DaemonShutdownTests {
     enum Clients: String, CaseIterable, Sendable {
@@ -72,7 +72,10 @@ import Glibc
         let took = ContinuousClock.now - started
         let log = daemon.log()
         #expect(status == 0, "camd exited with \(status); log:\n\(log.suffix(1500))")
-        #expect(took < .seconds(1), "camd took \(took) to stop (shutdown_timeout is \(Self.shutdownTimeout) s); log:\n\(log.suffix(1500))")
+        // camd stops in milliseconds (9 ms measured on a quiet machine); at the start of a parallel
+        // test run on 2 cores one stop took 2.35 s. A listener left open waits the whole
+        // shutdown_timeout (20 s), so a quarter of it tells the two apart under any load.
+        #expect(took < .seconds(5), "camd took \(took) to stop (shutdown_timeout is \(Self.shutdownTimeout) s); log:\n\(log.suffix(1500))")
         #expect(log.contains("notice: stopped"), "no `stopped` line; log:\n\(log.suffix(1500))")
         #expect(!log.contains("critical"), "log:\n\(log.suffix(1500))")
         #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket file was left behind")
