@@ -74,17 +74,10 @@ public final class V4L2Source: FrameSource {
         stream = try CaptureStream(device: device, configuration: configuration)
     }
 
-    private var recycler = FrameRecycler()
-
-    public func keepFrames(_ count: Int) { recycler.limit = max(1, count) }
+    public func keepFrames(_ count: Int) { stream.recycler.limit = count }
 
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
-        let layout = configuration.layout
-        return try stream.withNextFrame(timeout: timeout) { bytes, metadata in
-            let storage = recycler.storage(count: bytes.count) { $0.copyMemory(from: bytes) }
-            return Frame(layout: layout, storage: storage, sequence: metadata.sequence,
-                         monotonicTime: metadata.monotonicTime, captureTime: metadata.captureTime)
-        }
+        try stream.nextFrame(timeout: timeout)
     }
 
     public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {

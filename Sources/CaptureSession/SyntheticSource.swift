@@ -65,7 +65,7 @@ public final class SyntheticSource: FrameSource {
         return frame
     }
 
-    public func keepFrames(_ count: Int) { recycler.limit = max(1, count) }
+    public func keepFrames(_ count: Int) { recycler.limit = count }
 
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
         let (monotonic, wallClock) = waitForFrame()

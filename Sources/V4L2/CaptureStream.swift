@@ -100,11 +100,16 @@ public final class CaptureStream {
     /// - Parameter timeout: how long to wait for a good frame before throwing `.timeout`
     ///   (a stalled device is an error, never a hang).
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
-        try withNextFrame(timeout: timeout) { bytes, metadata in
-            Frame(layout: configuration.layout, bytes: Array(bytes), sequence: metadata.sequence,
-                  monotonicTime: metadata.monotonicTime, captureTime: metadata.captureTime)
+        let layout = configuration.layout
+        return try withNextFrame(timeout: timeout) { bytes, metadata in
+            let storage = recycler.storage(count: bytes.count) { $0.copyMemory(from: bytes) }
+            return Frame(layout: layout, storage: storage, sequence: metadata.sequence,
+                         monotonicTime: metadata.monotonicTime, captureTime: metadata.captureTime)
         }
     }
+
+    /// The buffers frames are copied into, reused once no frame refers to them.
+    public var recycler = FrameRecycler()
 
     /// Where a frame came from, for a caller that reads the mapped bytes in place.
     public struct FrameMetadata: Sendable {

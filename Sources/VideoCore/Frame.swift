@@ -53,10 +53,9 @@ public struct Frame: Sendable {
 }
 
 /// The bytes of one frame, in a box that a `FrameRecycler` fills again once no frame
-/// refers to it any more.
-// @unchecked: `bytes` is written only by a FrameRecycler, and only while it holds the
-// one reference to the box, so no other thread can be reading it then.
-public final class FrameStorage: @unchecked Sendable {
+/// refers to it any more. `bytes` is written only by a FrameRecycler, and only while it
+/// holds the one reference to the box, so no other thread can be reading it then.
+public final class FrameStorage: @unchecked Sendable {  // bytes written only while uniquely referenced
     public fileprivate(set) var bytes: [UInt8]
 
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
@@ -73,7 +72,9 @@ public struct FrameRecycler {
     /// How many boxes are kept: the capture session sets the newest frame plus one per
     /// encoder thread, the frames its `frame_memory_bytes` bound counts. A moment when
     /// more are held (a render, a waiting snapshot) allocates one that is not kept.
-    public var limit: Int
+    public var limit: Int {
+        didSet { limit = max(1, limit) }
+    }
 
     public static let defaultLimit = 3
 

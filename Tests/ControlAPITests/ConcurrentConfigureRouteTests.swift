@@ -10,12 +10,8 @@ import VideoCore
 /// them stay: the merge happens inside the camera's actor, not before it.
 @Suite struct ConcurrentConfigureRouteTests {
     @Test func concurrentConfigureRequestsAllTakeEffect() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-cc-\(UInt32.random(in: 0...UInt32.max))").path
+        let (router, cameras, root) = await runningSyntheticCamera(size: FrameSize(width: 320, height: 240))
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let settings = CameraSettings(id: "synth", device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240), fps: 30)
-        let cameras = Cameras([CaptureSession(settings: settings)])
-        await cameras.sessions[0].start()
-        let router = buildRouter(APIServices(cameras: cameras, photos: PhotoOutput(root: root), daemon: DaemonInfo(version: "test")))
         let bodies = [#"{"quality": 61}"#, #"{"photos": {"keep_count": 7}}"#, #"{"idle_stop": 99}"#, #"{"size": "160x120"}"#,
                       #"{"photos": {"interval": 42}}"#, #"{"encoder_threads": 1}"#]
         try await Application(router: router).test(.router) { client in
@@ -45,12 +41,8 @@ import VideoCore
 /// JavaScript's `toISOString()` writes them; Schemathesis found them refused).
 @Suite struct PhotoTimeQueryTests {
     @Test func isoTimesWithAndWithoutFractionsSelectPhotos() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-times-\(UInt32.random(in: 0...UInt32.max))").path
+        let (router, cameras, root) = await runningSyntheticCamera(size: FrameSize(width: 160, height: 120))
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let settings = CameraSettings(id: "synth", device: FrameSources.syntheticName, size: FrameSize(width: 160, height: 120), fps: 30)
-        let cameras = Cameras([CaptureSession(settings: settings)])
-        await cameras.sessions[0].start()
-        let router = buildRouter(APIServices(cameras: cameras, photos: PhotoOutput(root: root), daemon: DaemonInfo(version: "test")))
         @Sendable func iso(_ seconds: Double, fraction: Bool) -> String {
             let formatter = ISO8601DateFormatter()
             if fraction { formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds] }
@@ -81,4 +73,13 @@ import VideoCore
 /// Any JSON value, for counting a list's entries without naming their fields.
 private struct JSONAny: Decodable {
     init(from decoder: any Decoder) throws {}
+}
+
+/// A router over one running synthetic camera "synth", with photos in a scratch folder
+/// (`root`, for the caller to remove).
+private func runningSyntheticCamera(size: FrameSize) async -> (Router<CamdRequestContext>, Cameras, String) {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-route-\(UInt32.random(in: 0...UInt32.max))").path
+    let cameras = Cameras([CaptureSession(settings: CameraSettings(id: "synth", device: FrameSources.syntheticName, size: size, fps: 30))])
+    await cameras.sessions[0].start()
+    return (buildRouter(APIServices(cameras: cameras, photos: PhotoOutput(root: root), daemon: DaemonInfo(version: "test"))), cameras, root)
 }
