@@ -84,7 +84,7 @@ let package = Package(
         // Benchmarks that print figures (see README, Performance).
         .executableTarget(name: "camd-bench", dependencies: ["JPEG", "VideoCore"], swiftSettings: strict),
         .executableTarget(name: "camd", dependencies: [
-            "Daemon",
+            "CaptureSession", "Daemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
 

@@ -38,51 +38,12 @@ public struct ErrorBody: Codable, Sendable {
 /// `GET /v1/cameras/{id}`: the status and the settings.
 public struct CameraDetail: Codable, Sendable {
     public var status: CameraStatus
-    public var settings: CameraSettingsJSON
+    /// Every setting, as `CameraSettings.table` writes them.
+    public var settings: CameraSettings
 
-    public init(status: CameraStatus, settings: CameraSettingsJSON) {
+    public init(status: CameraStatus, settings: CameraSettings) {
         self.status = status
         self.settings = settings
-    }
-}
-
-/// A camera's settings in the API's JSON.
-public struct CameraSettingsJSON: Codable, Sendable {
-    public var id: String
-    public var device: String?
-    public var format: String?
-    public var size: String?
-    public var fps: Double?
-    public var quality: Int
-    public var controls: [String: String]
-    public var autostart: Bool
-    public var idleStop: Double
-    public var encoderThreads: Int
-    public var encodeEveryFrame: Bool
-    public var photos: Photos
-
-    public struct Photos: Codable, Sendable {
-        public var interval: Double?
-        public var name: String
-        public var keepCount: Int?
-        public var keepBytes: Int64?
-        public var keepAge: Double?
-    }
-
-    public init(_ s: CameraSettings) {
-        id = s.id
-        device = s.device
-        format = s.format?.description
-        size = s.size?.description
-        fps = s.fps
-        quality = s.quality
-        controls = s.controls
-        autostart = s.autostart
-        idleStop = s.idleStopSeconds
-        encoderThreads = s.encoderThreads
-        encodeEveryFrame = s.encodeEveryFrame
-        photos = Photos(interval: s.photos.intervalSeconds, name: s.photos.namePattern, keepCount: s.photos.keepCount,
-                        keepBytes: s.photos.keepBytes, keepAge: s.photos.keepSeconds)
     }
 }
 

@@ -84,11 +84,10 @@ public enum ConfigureRestart: String, Sendable, Codable {
     /// Nothing restarts (photos, retention, `idle_stop`, `autostart`, location).
     case none
 
+    /// What a change from `old` to `new` restarts: the most any changed setting's declaration says.
     public static func needed(from old: CameraSettings, to new: CameraSettings) -> ConfigureRestart {
-        if old.device != new.device || old.format != new.format || old.size != new.size || old.fps != new.fps
-            || old.controls != new.controls { return .device }
-        if old.quality != new.quality || old.encoderThreads != new.encoderThreads
-            || old.encodeEveryFrame != new.encodeEveryFrame || old.image != new.image { return .encoders }
-        return .none
+        let changed = CameraSettings.keys.filter { $0.value(in: old) != $0.value(in: new) }
+        if changed.contains(where: { $0.restart == .device }) { return .device }
+        return changed.contains(where: { $0.restart == .encoders }) ? .encoders : .none
     }
 }

@@ -21,7 +21,7 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     }
     v1.get("cameras/:id") { _, context in
         let session = try camera(context, services)
-        return try JSONBody.response(CameraDetail(status: await session.status(), settings: CameraSettingsJSON(await session.settings)))
+        return try JSONBody.response(CameraDetail(status: await session.status(), settings: await session.settings))
     }
     v1.post("cameras/:id/start") { request, context in
         let session = try camera(context, services)
@@ -35,7 +35,7 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     }
     v1.post("cameras/:id/configure") { request, context in
         let session = try camera(context, services)
-        let fields = JSONFields(try await JSONBody.object(request, context: context))
+        let fields = try await JSONBody.object(request, context: context)
         await audit(request, context, services)
         // Merged inside the camera's actor, on the settings as they are when its turn
         // comes: two concurrent configures both take effect.
@@ -94,12 +94,19 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
     }
     v1.put("cameras/:id/controls") { request, context in
         let session = try camera(context, services)
-        let fields = JSONFields(try await JSONBody.object(request, context: context))
-        guard !fields.object.isEmpty else {
+        let fields = try await JSONBody.object(request, context: context)
+        guard !fields.isEmpty else {
             throw APIError.badRequest("give controls to set as a JSON object, such as {\"brightness\": 140}", code: "bad_field")
         }
-        var assignments: [(name: String, value: String)] = []
-        for key in fields.object.keys.sorted() { assignments.append((key, try fields.scalarText(key))) }
+        // Read as the `controls` setting reads them, so a value is accepted here exactly when configure takes it.
+        let controls: [String: String]
+        do throws(ValueProblem) {
+            controls = try CameraSettings.controlsReader.read(.table(fields))
+        } catch {
+            throw APIError.badRequest(error.settingError(key: "controls", expected: CameraSettings.controlsReader.expected, value: .table(fields)).description,
+                                      code: "bad_field")
+        }
+        let assignments = controls.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
         await audit(request, context, services)
         return try JSONBody.response(try await session.setControls(assignments).map(ControlState.init))
     }

@@ -6,46 +6,27 @@ import VideoCore
 
 // Reading camd.toml: typed values, and errors that name the key and say what was expected.
 extension DaemonConfiguration.Reader {
-    // MARK: Typed values
+    // MARK: Values
 
-    /// The string at `key` and its TOML value, nil when absent; a wrong type is an error.
-    func string(_ section: Section, _ key: String, _ expected: String) throws(ConfigurationError) -> (String, any TOMLValueConvertible)? {
-        guard let value = section[key] else { return nil }
-        guard let text = value.string else { throw fail(.wrongType, section.path(key), "must be \(expected); got \(describe(value))") }
-        return (text, value)
+    /// The section's keys in the order the file gives them, so the first problem in the file is the one reported.
+    func orderedKeys(_ section: Section) -> [String] {
+        section.table.keys.sorted { (lines.line(of: section.path($0)) ?? .max, $0) < (lines.line(of: section.path($1)) ?? .max, $1) }
     }
 
-    func integer(_ section: Section, _ key: String, _ expected: String) throws(ConfigurationError) -> (Int, any TOMLValueConvertible)? {
-        guard let value = section[key] else { return nil }
-        guard let number = value.int else { throw fail(.wrongType, section.path(key), "must be \(expected); got \(describe(value))") }
-        return (number, value)
-    }
-
-    /// An integer or a float, as a finite `Double`.
-    func number(_ section: Section, _ key: String, _ expected: String) throws(ConfigurationError) -> (Double, any TOMLValueConvertible)? {
-        guard let value = section[key] else { return nil }
-        guard let number = value.int.map({ Double($0) }) ?? value.double else {
-            throw fail(.wrongType, section.path(key), "must be \(expected); got \(describe(value))")
+    /// A TOML value as the settings' declarations read it; tables keep the file's order.
+    func settingValue(_ value: any TOMLValueConvertible, at path: String) -> SettingValue {
+        switch value.type {
+        case .string: return value.string.map(SettingValue.string) ?? .other(describe(value))
+        case .int: return value.int.map { .integer(Int64($0)) } ?? .other(describe(value))
+        case .double: return value.double.map(SettingValue.number) ?? .other(describe(value))
+        case .bool: return value.bool.map(SettingValue.bool) ?? .other(describe(value))
+        case .array: return .list((value.array.map { Array($0) } ?? []).map { settingValue($0, at: path) })
+        case .table:
+            guard let table = value.table else { return .other(describe(value)) }
+            let section = Section(path: path, table: table)
+            return .table(orderedKeys(section).compactMap { key in section[key].map { (key, settingValue($0, at: section.path(key))) } })
+        default: return .other(describe(value))
         }
-        guard number.isFinite else { throw invalid(section.path(key), expected, value) }
-        return (number, value)
-    }
-
-    /// Seconds from a number or a duration string ("90s", "10m", "2h", "7d").
-    func seconds(_ section: Section, _ key: String, _ expected: String, allowZero: Bool) throws(ConfigurationError) -> Double? {
-        guard let value = section[key] else { return nil }
-        let seconds: Double?
-        if let text = value.string {
-            seconds = DaemonConfiguration.seconds(parsing: text)
-        } else if let number = value.int.map({ Double($0) }) ?? value.double {
-            seconds = number
-        } else {
-            throw fail(.wrongType, section.path(key), "must be \(expected); got \(describe(value))")
-        }
-        guard let seconds, seconds.isFinite, allowZero ? seconds >= 0 : seconds > 0 else {
-            throw invalid(section.path(key), expected, value)
-        }
-        return seconds
     }
 
     // MARK: Errors
@@ -53,15 +34,13 @@ extension DaemonConfiguration.Reader {
     /// Unknown keys are errors so typos do not pass silently; the first in the file is reported.
     func checkKeys(_ section: Section, known: [String], hints: [String: String]) throws(ConfigurationError) {
         let unknown = section.table.keys.filter { !known.contains($0) }
-        guard let key = unknown.min(by: { (lines.line(of: section.path($0)) ?? .max, $0) < (lines.line(of: section.path($1)) ?? .max, $1) }) else {
-            return
-        }
+        guard let key = orderedKeys(section).first(where: { unknown.contains($0) }) else { return }
         let isTable = section[key].map { $0.type == .table || $0.type == .array } ?? false
         let noun = section.path.isEmpty && isTable ? "table" : "key"
         let advice: String
         if let hint = hints[key] {
             advice = hint
-        } else if let guess = closest(to: key, in: known) {
+        } else if let guess = Suggestion.closest(to: key, in: known) {
             advice = "did you mean \(guess)?"
         } else if section.path.isEmpty {
             advice = "the file holds only a [daemon] table and [[camera]] tables"
@@ -93,8 +72,15 @@ extension DaemonConfiguration.Reader {
         case .dateTime: return "a date and time"
         }
     }
+}
 
-    func isGroupName(_ name: String) -> Bool {
-        name.utf8.count <= 32 && !name.hasPrefix("-") && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-.".contains($0)) }
+extension ConfigurationError.Kind {
+    init(_ kind: SettingError.Kind) {
+        switch kind {
+        case .wrongType: self = .wrongType
+        case .invalidValue: self = .invalidValue
+        case .unknownKey: self = .unknownKey
+        case .missingKey: self = .missingKey
+        }
     }
 }

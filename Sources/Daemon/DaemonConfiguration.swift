@@ -116,51 +116,6 @@ public struct DaemonConfiguration: Sendable, Hashable {
 // MARK: - Values users write
 
 extension DaemonConfiguration {
-    /// Seconds from what a user writes: a number ("90", "1.5") or number-unit pairs
-    /// ("90s", "10m", "2h", "7d", "1w", "250ms", "1h30m"). Nil when malformed; zero is allowed
-    /// here, callers decide whether it makes sense.
-    public static func seconds(parsing text: String) -> Double? {
-        let units: [(suffix: Substring, seconds: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400), ("w", 604_800)]
-        var rest = text.trimmingWhitespace
-        guard !rest.isEmpty else { return nil }
-        if rest.allSatisfy(\.isDecimalDigitOrPoint) { return Double(rest) }
-        var total = 0.0
-        while !rest.isEmpty {
-            let number = rest.prefix(while: \.isDecimalDigitOrPoint)
-            guard !number.isEmpty, let value = Double(number) else { return nil }
-            rest = rest.dropFirst(number.count)
-            let letters = rest.prefix { $0.isASCII && $0.isLetter }
-            guard let unit = units.first(where: { $0.suffix == letters }) else { return nil }
-            rest = rest.dropFirst(letters.count).drop { $0 == " " }
-            total += value * unit.seconds
-        }
-        return total.isFinite ? total : nil
-    }
-
-    /// Bytes from what a user writes: a whole number ("1000000") or a number with a
-    /// binary unit ("500K", "500M", "2G", "1.5T"; also "2GB", "2GiB", any case), where
-    /// K, M, G and T are powers of 1024. Nil when malformed or too large for `Int64`.
-    public static func byteCount(parsing text: String) -> Int64? {
-        let upper = String(text.trimmingWhitespace).uppercased()
-        var body = Substring(upper)
-        let binarySuffix = body.hasSuffix("IB")
-        if binarySuffix { body = body.dropLast(2) } else if body.hasSuffix("B") { body = body.dropLast() }
-        var power = 0
-        if let last = body.last, let index = Array("KMGT").firstIndex(of: last) {
-            power = index + 1
-            body = body.dropLast()
-        } else if binarySuffix {
-            return nil  // "iB" needs a unit before it
-        }
-        body = body.trimmingWhitespace
-        guard !body.isEmpty, body.allSatisfy(\.isDecimalDigitOrPoint) else { return nil }
-        if power == 0 { return Int64(body) }  // plain bytes are whole
-        guard let value = Double(body) else { return nil }
-        let bytes = (value * Double(1 << (10 * power))).rounded(.down)
-        guard bytes < 9.2e18 else { return nil }
-        return Int64(bytes)
-    }
-
     /// Splits a listen address into host and port: "127.0.0.1:8080", "localhost:8080",
     /// "[::1]:8080" (brackets removed from the host). Nil without a host or a port from 1 to 65535.
     public static func hostAndPort(of listen: String) -> (host: String, port: UInt16)? {
@@ -208,10 +163,6 @@ extension StringProtocol {
         }
         return self[first...last]
     }
-}
-
-extension Character {
-    var isDecimalDigitOrPoint: Bool { ("0"..."9").contains(self) || self == "." }
 }
 
 extension String {

@@ -43,12 +43,13 @@ struct SnapshotCommand: ParsableCommand {
     @OptionGroup(title: "Image options (as the API's query parameters)") var image: ImageOptions
 
     func validate() throws {
-        if let size, FrameSize(parsing: size) == nil { throw ValidationError("--size must be WIDTHxHEIGHT, such as 1280x720; got \"\(size)\"") }
-        if let format, PixelFormat(parsing: format) == nil {
-            throw ValidationError("--format must be a FourCC of up to four characters, such as YUYV or MJPG; got \"\(format)\"")
+        // Checked by the camera settings' declarations, with the words camd.toml and the API use.
+        let settings = [("size", size), ("format", format), ("fps", fps.map { String($0) }), ("quality", String(quality))]
+        do throws(SettingError) {
+            _ = try CameraSettings.fields(fromArguments: settings.compactMap { key, value in value.map { "\(key)=\($0)" } })
+        } catch {
+            throw ValidationError(error.description)
         }
-        if let fps, !(fps > 0 && fps <= 1000) { throw ValidationError("--fps must be above 0 and at most 1000; got \(fps)") }
-        guard (1...100).contains(quality) else { throw ValidationError("--quality must be from 1 to 100; got \(quality)") }
         guard (0...1000).contains(skip) else { throw ValidationError("--skip must be from 0 to 1000; got \(skip)") }
         guard timeout > 0 else { throw ValidationError("--timeout must be above 0 seconds") }
         _ = try parseAssignments(controls)

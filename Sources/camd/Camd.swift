@@ -1,4 +1,5 @@
 import ArgumentParser
+import CaptureSession
 import Daemon
 #if canImport(Glibc)
 import Glibc
@@ -25,15 +26,20 @@ struct Camd: AsyncParsableCommand {
     @Option(help: "Folder for saved photos (default $STATE_DIRECTORY/photos or /var/lib/camd/photos).")
     var photos: String?
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    @Option(help: "Log level: \(DaemonConfiguration.logLevels.joined(separator: ", ")).")
     var logLevel: String?
 
     @Option(name: .customLong("camera"), help: "A camera to run (path, by-id name, card name, index, or testsrc); repeat for more. Replaces the config file's cameras.")
     var cameras: [String] = []
 
     func validate() throws {
-        if let logLevel, !["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(logLevel) {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical; got \"\(logLevel)\"")
+        if let logLevel {
+            var scratch = DaemonConfiguration()
+            do throws(SettingError) {
+                try DaemonConfiguration.key("log_level")?.apply(.text(logLevel), to: &scratch)
+            } catch {
+                throw ValidationError(error.description)
+            }
         }
     }
 

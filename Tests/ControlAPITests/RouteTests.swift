@@ -247,9 +247,9 @@ import VideoCore
                     #expect(code == "bad_json", "\(body)")
                 }
             }
-            // A comma before a brace inside a string is just text.
+            // A comma before a bracket inside a string is just text.
             try await client.execute(uri: "/v1/cameras/synth/configure", method: .post,
-                                     body: ByteBuffer(string: #"{"photos": {"name": "a,}\",].jpg"}}"#)) { response in
+                                     body: ByteBuffer(string: #"{"photos": {"name": "a,]\", ].jpg"}}"#)) { response in
                 #expect(response.status == .ok)
             }
         }

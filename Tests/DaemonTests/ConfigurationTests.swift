@@ -237,7 +237,7 @@ struct BrokenFile: CustomTestStringConvertible, Sendable {
         BrokenFile(name: "bad duration", text: "[[camera]]\nid = \"a\"\n[camera.photos]\nkeep_age = \"soon\"\n",
                    kind: .invalidValue, keyPath: "camera[0].photos.keep_age", line: 4, says: ["duration"]),
         BrokenFile(name: "negative interval", text: "[[camera]]\nid = \"a\"\nphotos = { interval = -5 }\n",
-                   kind: .invalidValue, keyPath: "camera[0].photos.interval", line: 3, says: ["above 0"]),
+                   kind: .invalidValue, keyPath: "camera[0].photos.interval", line: 3, says: ["from 0.1"]),
         BrokenFile(name: "keep_count zero", text: "[[camera]]\nid = \"a\"\n[camera.photos]\nkeep_count = 0\n",
                    kind: .invalidValue, keyPath: "camera[0].photos.keep_count", line: 4, says: ["above 0"]),
         BrokenFile(name: "control not spelled as v4l2-ctl does", text: "[[camera]]\nid = \"a\"\n[camera.controls]\nBrightness = 3\n",
@@ -256,7 +256,7 @@ struct BrokenFile: CustomTestStringConvertible, Sendable {
         BrokenFile(name: "image width as a float", text: "[[camera]]\nid = \"a\"\n[camera.image]\nwidth = 64.5\n",
                    kind: .wrongType, keyPath: "camera[0].image.width", line: 4, says: ["whole number of pixels"]),
         BrokenFile(name: "image corner unknown", text: "[[camera]]\nid = \"a\"\n[camera.image]\noverlay = \"x\"\noverlay_corner = \"middle\"\n",
-                   kind: .invalidValue, keyPath: "camera[0].image.overlay_corner", line: 5, says: ["top-left, top-right"]),
+                   kind: .invalidValue, keyPath: "camera[0].image.overlay_corner", line: 5, says: [#""top-left", "top-right""#]),
         BrokenFile(name: "typo in image", text: "[[camera]]\nid = \"a\"\n[camera.image]\nrotaet = 90\n",
                    kind: .unknownKey, keyPath: "camera[0].image.rotaet", line: 4, says: ["did you mean rotate?"]),
         BrokenFile(name: "image key in the camera table", text: "[[camera]]\nid = \"a\"\nrotate = 90\n",
@@ -388,12 +388,12 @@ struct BrokenFile: CustomTestStringConvertible, Sendable {
 @Suite struct ConfigurationValueTests {
     @Test(arguments: durationCases)
     func durations(_ text: String, _ seconds: Double) {
-        #expect(DaemonConfiguration.seconds(parsing: text) == seconds)
+        #expect(ValueSpelling.seconds(parsing: text) == seconds)
     }
 
     @Test(arguments: ["", "s", "10x", "-5s", "10 m", "1.2.3s", "5M", "inf", "nan", "1e3"])
     func badDurations(_ text: String) {
-        #expect(DaemonConfiguration.seconds(parsing: text) == nil)
+        #expect(ValueSpelling.seconds(parsing: text) == nil)
     }
 
     static let kib: Int64 = 1024, mib: Int64 = 1024 * 1024, gib: Int64 = 1024 * 1024 * 1024
@@ -408,12 +408,12 @@ struct BrokenFile: CustomTestStringConvertible, Sendable {
 
     @Test(arguments: byteSizeCases)
     func byteSizes(_ text: String, _ bytes: Int64) {
-        #expect(DaemonConfiguration.byteCount(parsing: text) == bytes)
+        #expect(ValueSpelling.byteCount(parsing: text) == bytes)
     }
 
     @Test(arguments: ["", "G", "2Q", "-1G", "1.5", "iB", "5iB", "99999999T"])
     func badByteSizes(_ text: String) {
-        #expect(DaemonConfiguration.byteCount(parsing: text) == nil)
+        #expect(ValueSpelling.byteCount(parsing: text) == nil)
     }
 
     @Test func listenAddresses() {
@@ -433,11 +433,11 @@ struct BrokenFile: CustomTestStringConvertible, Sendable {
     }
 
     @Test func suggestionsComeFromEditDistance() {
-        #expect(editDistance("fsp", "fps") == 1)
-        #expect(closest(to: "fsp", in: DaemonConfiguration.cameraKeys) == "fps")
-        #expect(closest(to: "zzzzzz", in: DaemonConfiguration.cameraKeys) == nil)
-        #expect(closest(to: "warn", in: DaemonConfiguration.logLevels) == "warning")
-        #expect(closest(to: "keep", in: DaemonConfiguration.photoKeys) == nil)  // abbreviates three keys
+        #expect(Suggestion.editDistance("fsp", "fps") == 1)
+        #expect(Suggestion.closest(to: "fsp", in: DaemonConfiguration.cameraKeys) == "fps")
+        #expect(Suggestion.closest(to: "zzzzzz", in: DaemonConfiguration.cameraKeys) == nil)
+        #expect(Suggestion.closest(to: "warn", in: DaemonConfiguration.logLevels) == "warning")
+        #expect(Suggestion.closest(to: "keep", in: DaemonConfiguration.photoKeys) == nil)  // abbreviates three keys
     }
 }
 
