@@ -101,7 +101,7 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "ClientTests", dependencies: ["Client"], swiftSettings: strict),
         .testTarget(name: "DaemonTests", dependencies: [
-            "Daemon", "CaptureSession", "ControlAPI", "JPEG", "VideoCore",
+            "Daemon", "CaptureSession", "ControlAPI", "Client", "JPEG", "VideoCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),

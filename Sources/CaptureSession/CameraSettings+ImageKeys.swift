@@ -56,7 +56,11 @@ extension CameraSettings {
                 return numbers.map(String.init).joined(separator: ",")
             default: throw .wrongType
             }
-        }, write: { text in text.map { Int64($0).map(SettingValue.integer) ?? .string($0) } ?? .null })
+        }, write: { text in
+            // Sizes and turns are numbers in the API's JSON; "exif", crops and colours stay text.
+            guard let text else { return .null }
+            return ["width", "height", "max", "rotate"].contains(name) ? Int64(text).map(SettingValue.integer) ?? .string(text) : .string(text)
+        })
         return Key("image.\(name)", reader, get: { get($0.image.geometry) }, set: { settings, text throws(ValueProblem) in
             guard let text else { return reset(&settings.image.geometry) }
             do throws(ImageError) {

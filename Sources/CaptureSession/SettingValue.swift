@@ -31,7 +31,8 @@ public indirect enum SettingValue: Sendable, Equatable, CustomStringConvertible 
         case .table: return "a table"
         case .text(let text):
             if Int64(text) != nil || text == "true" || text == "false" { return text }
-            if let number = Double(text), number.isFinite, text.first != "." { return text }
+            let numeral = text.allSatisfy { "0123456789.-+eE".contains($0) } && text.first != "."
+            if numeral, let number = Double(text), number.isFinite { return text }
             return String(reflecting: text)
         case .null: return "null"
         case .other(let what): return what

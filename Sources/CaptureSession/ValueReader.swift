@@ -37,8 +37,14 @@ extension ValueReader where Value == Int {
             case .integer: throw .invalid
             case .number(let real) where real == real.rounded() && abs(real) < 1e15: number = Int(real)
             case .text(let text):
-                guard let whole = Int(text.trimmingCharacters(in: .whitespaces)) else { throw .invalid }
-                number = whole
+                let trimmed = text.trimmingCharacters(in: .whitespaces)
+                if let whole = Int(trimmed) {
+                    number = whole
+                } else if let real = Double(trimmed), real == real.rounded(), abs(real) < 1e15 {
+                    number = Int(real)
+                } else {
+                    throw .invalid
+                }
             default: throw .wrongType
             }
             guard range.contains(number) else { throw .invalid }

@@ -138,17 +138,19 @@ struct RunningDaemon {
         try process.run()
     }
 
-    /// `camd` beside the test bundle: `swift build --build-tests` (and `swift test`) build it.
-    static func camdExecutable() throws -> URL {
+    static func camdExecutable() throws -> URL { try executable("camd") }
+
+    /// `camd` or `camctl` beside the test bundle: `swift build --build-tests` (and `swift test`) build them.
+    static func executable(_ name: String) throws -> URL {
         let bundle = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
         var folder = bundle.deletingLastPathComponent()
         // The test bundle may sit inside camdPackageTests.xctest/ on some layouts.
         for _ in 0..<3 {
-            let candidate = folder.appendingPathComponent("camd")
+            let candidate = folder.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
             folder = folder.deletingLastPathComponent()
         }
-        throw TestFailure("no camd executable beside \(bundle.path): run `swift build --build-tests` first")
+        throw TestFailure("no \(name) executable beside \(bundle.path): run `swift build --build-tests` first")
     }
 
     /// A TCP port on loopback that nothing listens on now.
