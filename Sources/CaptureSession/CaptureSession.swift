@@ -133,7 +133,6 @@ public actor CaptureSession {
 
     private func apply(_ new: CameraSettings) async throws(SessionError) -> CameraStatus {
         guard new.id == id else { throw .invalidSettings("a camera's id cannot change (\(id) → \(new.id))") }
-        guard (1...100).contains(new.quality) else { throw .invalidSettings("quality must be from 1 to 100; got \(new.quality)") }
         if new.device != settings.device || new.format != settings.format {
             try await checkDevice(of: new)
         }
@@ -160,10 +159,12 @@ public actor CaptureSession {
                                + (restored.state == .running ? "." : " and is \(restored.state.rawValue)."))
     }
 
-    /// Refuses a device that is not a V4L2 camera (a regular file, /dev/null, a link to
-    /// either) or a format it does not offer. A device that cannot be looked at now
-    /// (unplugged, busy, no permission) is not refused: the session waits for it as it
-    /// would at start.
+    /// Refuses a device that is not there, is not a V4L2 camera (a regular file, /dev/null, a
+    /// link to either) or does not offer the format. A device that is there but cannot be
+    /// looked at now (busy, no permission) is not refused: the session waits for it as it
+    /// would at start. A camera that is not plugged in yet is named in camd.toml, where camd
+    /// waits for it; through configure, where someone is waiting for the answer, a name that
+    /// matches nothing is far likelier a typo.
     private func checkDevice(of new: CameraSettings) async throws(SessionError) {
         typealias Offer = (source: String, formats: [PixelFormat])
         let selector = new.device
@@ -186,6 +187,9 @@ public actor CaptureSession {
         switch outcome {
         case .failure(let error) where error.kind == .notACamera || error.kind == .unsupported:
             throw .invalidSettings("device \"\(selector ?? "")\" is not a camera camd can use: \(error.message)")
+        case .failure(let error) where error.kind == .noSuchDevice:
+            throw .invalidSettings("device \"\(selector ?? "the first camera")\" is not there: \(error.message). Plug it in or choose one `camctl devices` lists; "
+                                   + "to wait for a camera that is not plugged in yet, name it in camd.toml")
         case .success(let offer):
             if let format = new.format, !offer.formats.contains(format) {
                 let list = offer.formats.isEmpty ? "no capture formats" : offer.formats.map(\.description).joined(separator: ", ")

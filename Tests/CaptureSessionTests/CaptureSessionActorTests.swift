@@ -95,9 +95,14 @@ import VideoCore
 
     @Test func badSettingsAreRefusedAndKeepTheOldOnes() async throws {
         let session = CaptureSession(settings: synthetic())
-        var bad = synthetic()
-        bad.quality = 0
-        await #expect(throws: SessionError.self) { try await session.configure(bad) }
+        // Values are checked by the settings' declarations, inside the configure's turn.
+        await #expect(throws: SettingError.self) {
+            try await session.configure { current in
+                var next = current
+                try next.apply([("quality", .integer(0))])
+                return next
+            }
+        }
         #expect(await session.settings.quality == 85)
         var renamed = synthetic()
         renamed.id = "other"
@@ -157,6 +162,30 @@ import VideoCore
                 #expect(message.contains("not a character device") || message.contains("not a video device"), "\(message)")
             }
             #expect(await session.settings.device == FrameSources.syntheticName)
+            #expect(await session.state == .running)
+        }
+        await session.stop()
+    }
+
+    /// A device that is not there is far likelier a typo than a camera about to be plugged in
+    /// (camd.toml is where a camera waits for its device): refused, nothing changes.
+    @Test func aDeviceThatIsNotThereIsRefusedAndTheCameraKeepsRunning() async throws {
+        let session = CaptureSession(settings: synthetic())
+        await session.start()
+        for device in ["/dev/video-camd-test-\(UInt32.random(in: 0...UInt32.max))", "/dev/v4l/by-id/usb-nothing-video-index0"] {
+            var bad = synthetic()
+            bad.device = device
+            bad.quality = 50
+            do {
+                _ = try await session.configure(bad)
+                Issue.record("device \(device) was accepted")
+            } catch {
+                guard case .invalidSettings(let message) = error else { Issue.record("wrong error \(error) for \(device)"); continue }
+                #expect(message.hasPrefix("device \"\(device)\" is not there"), "\(message)")
+                #expect(message.contains("camctl devices") && message.contains("camd.toml"), "the message says what to do: \(message)")
+            }
+            #expect(await session.settings.device == FrameSources.syntheticName)
+            #expect(await session.settings.quality == 85)
             #expect(await session.state == .running)
         }
         await session.stop()
