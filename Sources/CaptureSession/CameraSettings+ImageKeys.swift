@@ -5,14 +5,14 @@ import JPEG
 // value is accepted as a default exactly when it would be in a request, with the same words.
 extension CameraSettings {
     static let imageKeys: [Key] = [
-        geometryKey("width", "a whole number of pixels from 1 to \(Geometry.maximumDimension)", "the frame's",
+        geometryKey("width", "a whole number of pixels from 1 to \(Geometry.maximumDimension)", "none",
                     "Output width (with height and fit).", get: { $0.width.map(String.init) }, reset: { $0.width = nil }),
-        geometryKey("height", "a whole number of pixels from 1 to \(Geometry.maximumDimension)", "the frame's",
+        geometryKey("height", "a whole number of pixels from 1 to \(Geometry.maximumDimension)", "none",
                     "Output height.", get: { $0.height.map(String.init) }, reset: { $0.height = nil }),
         geometryKey("max", "a whole number of pixels from 1 to \(Geometry.maximumDimension)", "none",
                     "Longest side at most this many pixels, never upscaled.", get: { $0.longestSide.map(String.init) },
                     reset: { $0.longestSide = nil }),
-        geometryKey("fit", "\"contain\", \"cover\" or \"stretch\"", "contain",
+        geometryKey("fit", "\"contain\", \"cover\" or \"stretch\"", "\"contain\"",
                     "How width and height are filled: the whole image (contain), a centred crop (cover), or stretched.",
                     get: { $0.fit.rawValue }, reset: { $0.fit = .contain }),
         geometryKey("crop", "\"x,y,w,h\" in pixels, such as \"0,0,640,480\" (or a list [0, 0, 640, 480])", "none",
@@ -25,7 +25,7 @@ extension CameraSettings {
                     get: { flip in
                         flip.flip.isEmpty ? nil : (flip.flip.contains(.horizontal) ? "h" : "") + (flip.flip.contains(.vertical) ? "v" : "")
                     }, reset: { $0.flip = [] }),
-        geometryKey("interpolation", "\"nearest\", \"bilinear\" or \"area\"", "area when shrinking, else bilinear",
+        geometryKey("interpolation", "\"nearest\", \"bilinear\" or \"area\"", "area when shrinking",
                     "How pixels are resampled.", get: { $0.interpolation?.rawValue }, reset: { $0.interpolation = nil }),
         geometryKey("pad", "a colour name such as \"black\" or six hex digits such as \"1a2b3c\"", "none",
                     "Fill the bars of fit = contain with this colour to the full width and height.",
@@ -36,7 +36,7 @@ extension CameraSettings {
             "Text drawn on snapshots and photos: strftime's %Y-%m-%d %H:%M:%S, {camera} and {seq} are filled in."),
         Key("image.overlay_corner", .text("\"top-left\", \"top-right\", \"bottom-left\" or \"bottom-right\"",
                                           { TextOverlay.Corner(rawValue: $0.lowercased()) }, format: \.rawValue),
-            at: \.image.overlayCorner, default: .bottomLeft, "bottom-left", restart: .encoders, "Where the overlay goes."),
+            at: \.image.overlayCorner, default: .bottomLeft, "\"bottom-left\"", restart: .encoders, "Where the overlay goes."),
         Key("image.stream_overlay", .boolean, at: \.image.streamOverlay, default: false, "false", restart: .encoders,
             "Also draw the overlay on every frame of the live stream (once per frame, for all clients)."),
     ]

@@ -8,7 +8,7 @@ extension DaemonConfiguration {
 
     public static let keys: [Key] = [
         Key("socket", .string("an absolute path such as \"/run/camd.sock\"", problem: socketProblem), at: \.socketPath,
-            "/run/camd.sock, or $XDG_RUNTIME_DIR/camd.sock for a user", "Where the control socket lives."),
+            "/run/camd.sock as a system service; $XDG_RUNTIME_DIR/camd.sock when run by a user", "Where the control socket lives."),
         Key("socket_mode", socketModeReader, at: \.socketMode, default: 0o660, "\"0660\"",
             "The socket file's permission bits, as a quoted octal string."),
         Key("socket_group", groupReader("a group name such as \"video\", or \"\" for the daemon's own group"), at: \.socketGroup,
@@ -16,21 +16,21 @@ extension DaemonConfiguration {
         Key("read_only_group", groupReader("a group name such as \"camviewers\""), at: \.readOnlyGroup, default: nil, "none",
             "Members of this group may read (list, stream, fetch photos) but change nothing."),
         Key("photo_folder", .string("an absolute path such as \"/var/lib/camd/photos\"", problem: { $0.hasPrefix("/") ? nil : "" }),
-            at: \.photoRoot, "$STATE_DIRECTORY/photos, /var/lib/camd/photos, or $XDG_STATE_HOME/camd/photos for a user",
+            at: \.photoRoot, "$STATE_DIRECTORY/photos under systemd, else /var/lib/camd/photos; $XDG_STATE_HOME/camd/photos when run by a user",
             "Where photos are saved, a folder per camera."),
         Key("log_level", .choice(logLevels), at: \.logLevel, default: "info", "\"info\"",
             "How much camd logs: \(logLevels.joined(separator: ", ")) (quietest last)."),
-        Key("tcp", tcpReader, at: \.tcpListen, default: nil, "none",
+        Key("tcp", tcpReader, at: \.tcpListen, default: nil, "none (no TCP)",
             "host:port to also serve the API over TCP, such as \"127.0.0.1:8080\"; \"\" for none."),
         Key("tcp_token", .string("a secret without spaces, such as the output of `openssl rand -hex 32`", problem: { token in
             token.isEmpty || token.contains { $0.isWhitespace || ($0.asciiValue ?? 0x20) < 0x20 } ? "" : nil
         }), at: \.tcpToken, "none", "The bearer token TCP clients must send; required off loopback."),
-        Key("tcp_hosts", hostsReader, at: \.tcpHosts, default: [], "none",
+        Key("tcp_hosts", hostsReader, at: \.tcpHosts, default: [], "[]",
             "Host names, besides its address and localhost, the TCP listener answers to (a LAN name, a reverse proxy's)."),
         Key("shutdown_timeout", .duration("a number of seconds above 0, or a duration such as \"10s\"", { $0 > 0 }),
-            at: \.shutdownTimeoutSeconds, default: 5, "5s", "How long a graceful stop may take."),
+            at: \.shutdownTimeoutSeconds, default: 5, "5", "How long a graceful stop may take."),
         Key("idle_timeout", .duration("a number of seconds above 0, or a duration such as \"1m\"", { $0 > 0 }),
-            at: \.idleTimeoutSeconds, default: 30, "30s", "How long a connection may stay without a request."),
+            at: \.idleTimeoutSeconds, default: 30, "30", "How long a connection may stay without a request."),
     ]
 
     public static func key(_ name: String) -> Key? { keys.first { $0.key == name } }
