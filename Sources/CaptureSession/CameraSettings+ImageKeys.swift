@@ -35,7 +35,7 @@ extension CameraSettings {
             get: { $0.image.overlay ?? "" }, set: { $0.image.overlay = $1.isEmpty ? nil : $1 }, default: "", "none", restart: .encoders,
             "Text drawn on snapshots and photos: strftime's %Y-%m-%d %H:%M:%S, {camera} and {seq} are filled in."),
         Key("image.overlay_corner", .text("\"top-left\", \"top-right\", \"bottom-left\" or \"bottom-right\"",
-                                          { TextOverlay.Corner(rawValue: $0.lowercased()) }, format: \.rawValue),
+                                          { TextOverlay.Corner(rawValue: $0) }, format: \.rawValue),
             at: \.image.overlayCorner, default: .bottomLeft, "\"bottom-left\"", restart: .encoders, "Where the overlay goes."),
         Key("image.stream_overlay", .boolean, at: \.image.streamOverlay, default: false, "false", restart: .encoders,
             "Also draw the overlay on every frame of the live stream (once per frame, for all clients)."),

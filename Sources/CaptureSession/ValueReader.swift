@@ -71,7 +71,8 @@ extension ValueReader where Value == Double {
         }, write: { number in number == number.rounded() && abs(number) < 1e15 ? .integer(Int64(number)) : .number(number) })
     }
 
-    /// Seconds: a number, or a duration such as "90s", "10m", "2h", "7d", "1h30m" (see `seconds(parsing:)`).
+    /// Seconds: a number, or a duration such as "90s", "10m", "2h", "7d", "1h30m" (see
+    /// `seconds(parsing:)`), at most `ValueSpelling.longestDuration`.
     public static func duration(_ expected: String, _ accepts: @escaping @Sendable (Double) -> Bool) -> ValueReader {
         ValueReader(expected, read: { value throws(ValueProblem) in
             let seconds: Double?
@@ -81,7 +82,7 @@ extension ValueReader where Value == Double {
             case .string(let text), .text(let text): seconds = ValueSpelling.seconds(parsing: text)
             default: throw .wrongType
             }
-            guard let seconds, seconds.isFinite, accepts(seconds) else { throw .invalid }
+            guard let seconds, seconds.isFinite, seconds <= ValueSpelling.longestDuration, accepts(seconds) else { throw .invalid }
             return seconds
         }, write: { seconds in seconds == seconds.rounded() && abs(seconds) < 1e15 ? .integer(Int64(seconds)) : .number(seconds) })
     }
@@ -162,6 +163,10 @@ extension ValueReader where Value == String {
 
 /// The spellings of durations and byte sizes, one reader for every front end.
 public enum ValueSpelling {
+    /// The longest duration any setting takes: 100 years. Longer ones are typos, and a
+    /// `Duration` made of 1e136 seconds traps (Schemathesis sent one as `idle_stop`).
+    public static let longestDuration = 100 * 365 * 86_400.0
+
     /// Seconds from what a user writes: a number ("90", "1.5") or number-unit pairs
     /// ("90s", "10m", "2h", "7d", "1w", "250ms", "1h30m"). Nil when malformed; zero is allowed
     /// here, callers decide whether it makes sense.

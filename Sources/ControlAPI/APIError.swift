@@ -134,14 +134,16 @@ final class RouteTable: Sendable {
         }
     }
 
-    /// The methods the path takes, sorted; empty when no route has this path.
+    /// The methods the path takes, sorted; empty when no route has this path. A path that
+    /// fits several patterns takes the one with the most literal segments, as the router
+    /// does (`/v1/photos/contact-sheet` over `/v1/photos/{name}`).
     func methods(for path: String) -> [String] {
         let segments = path.split(separator: "/")
         return patterns.withLock { patterns in
-            patterns.first { pattern in
+            patterns.filter { pattern in
                 pattern.segments.count == segments.count
                     && zip(pattern.segments, segments).allSatisfy { $0.first == "{" || $0 == $1 }
-            }?.methods ?? []
+            }.max { a, b in a.segments.filter { $0.first != "{" }.count < b.segments.filter { $0.first != "{" }.count }?.methods ?? []
         }
     }
 }

@@ -153,21 +153,21 @@ public struct Geometry: Hashable, Sendable {
         if let text = query["height"] { geometry.height = try dimension("height", text) }
         if let text = query["max"] { geometry.longestSide = try dimension("max", text) }
         if let text = query["fit"] {
-            guard let fit = Fit(rawValue: text.lowercased()) else {
+            guard let fit = Fit(rawValue: text) else {
                 throw .invalidParameter(name: "fit", message: "fit must be contain, cover or stretch; got \(text)")
             }
             geometry.fit = fit
         }
         if let text = query["interpolation"] {
-            guard let interpolation = Interpolation(rawValue: text.lowercased()) else {
+            guard let interpolation = Interpolation(rawValue: text) else {
                 throw .invalidParameter(name: "interpolation", message: "interpolation must be nearest, bilinear or area; got \(text)")
             }
             geometry.interpolation = interpolation
         }
         if let text = query["rotate"] {
-            if text.lowercased() == "exif" {
+            if text == "exif" {
                 geometry.rotationInEXIF = true
-            } else if let degrees = Int(text), let rotation = Rotation(rawValue: degrees) {
+            } else if ["0", "90", "180", "270"].contains(text), let degrees = Int(text), let rotation = Rotation(rawValue: degrees) {
                 geometry.rotate = rotation
                 geometry.rotationInEXIF = false
             } else {
@@ -193,19 +193,16 @@ public struct Geometry: Hashable, Sendable {
         return value
     }
 
+    /// One word, spelled exactly (docs/openapi.yaml lists the same words, so the API's
+    /// schema and this parser agree on every value).
     private static func parseFlip(_ text: String) throws(ImageError) -> Flip {
-        var flip: Flip = []
-        for part in text.lowercased().split(whereSeparator: { $0 == "," || $0 == " " }) {
-            switch part {
-            case "h", "horizontal": flip.insert(.horizontal)
-            case "v", "vertical": flip.insert(.vertical)
-            case "hv", "vh", "both": flip.formUnion([.horizontal, .vertical])
-            case "none": break
-            default:
-                throw .invalidParameter(name: "flip", message: "flip must be h, v or hv; got \(text)")
-            }
+        switch text {
+        case "h", "horizontal": return .horizontal
+        case "v", "vertical": return .vertical
+        case "hv", "vh", "both": return [.horizontal, .vertical]
+        case "none": return []
+        default: throw .invalidParameter(name: "flip", message: "flip must be h, v or hv (or none); got \(text)")
         }
-        return flip
     }
 
     private static func parseCrop(_ text: String) throws(ImageError) -> Rect {

@@ -16,7 +16,7 @@ public struct TextOverlay: Hashable, Sendable {
 
         /// Parses `top-left`, `top-right`, `bottom-left` or `bottom-right`; the error names `parameter`.
         public init(parsing text: String, parameter: String = "overlay_corner") throws(ImageError) {
-            guard let corner = Corner(rawValue: text.lowercased()) else {
+            guard let corner = Corner(rawValue: text) else {
                 throw .invalidParameter(name: parameter, message: "\(parameter) must be top-left, top-right, bottom-left or bottom-right; got \(text)")
             }
             self = corner

@@ -43,7 +43,7 @@ import Testing
         .simple("format", #""ABCDE""#, false),
         .simple("device", #""testsrc""#, true), .simple("device", #""   ""#, false),
         .simple("idle_stop", "0", true), .simple("idle_stop", #""90s""#, true), .simple("idle_stop", #""1h30m""#, true),
-        .simple("idle_stop", "-1", false), .simple("idle_stop", #""soon""#, false),
+        .simple("idle_stop", "-1", false), .simple("idle_stop", "9999999999", false), .simple("idle_stop", #""soon""#, false),
         .simple("autostart", "false", true), .simple("autostart", #""yes""#, false), .simple("autostart", "1", false),
         .simple("encoder_threads", "2", true), .simple("encoder_threads", "0", false), .simple("encoder_threads", "17", false),
         .simple("encode_every_frame", "true", true),
