@@ -10,7 +10,8 @@ every 5 s, keep_count 20 so the disk stays bounded) and for --seconds (default
   snapshots   GET .../snapshot every ~0.5 s (some with max_age_ms=0)
   saves       POST .../snapshot every ~2 s (photos kept: keep_count)
   reads       status, camera detail, /metrics, /v1/photos every ~1 s
-  configure   quality toggled every --configure-every seconds (a camera restart)
+  configure   every --configure-every seconds, in turn: quality (new encoders), fps
+              (a device restart) and keep_age (no restart)
 
 Every 10 s it samples camd's RSS, threads and open fds (/proc) and the camera's
 counters. After a warm-up (--warmup, default 60 s) and again at the end the
@@ -178,16 +179,21 @@ class Activity:
         if self.args.configure_every <= 0:
             return
         cam = self.camd.camera
-        quality = [80, 85]
+        # In turn: new encoders (quality), a device restart (the frame rate, one frame a
+        # second apart so the capture rate stays near --fps), and a change that restarts
+        # nothing (retention). Requests that meet a restart wait for it: none may fail.
+        fps = self.args.fps
+        changes = [{"quality": 80}, {"fps": fps - 1}, {"photos": {"keep_age": "30d"}},
+                   {"quality": 85}, {"fps": fps}, {"photos": {"keep_age": None}}]
         i = 0
         while self.running():
             self.sleep(self.args.configure_every)
             if not self.running():
                 return
             self.wait_unpaused()
-            i += 1
             self.last_configure_at = time.monotonic()
-            self.request("configure", "POST", f"/v1/cameras/{cam}/configure", body={"quality": quality[i % 2]})
+            self.request("configure", "POST", f"/v1/cameras/{cam}/configure", body=changes[i % len(changes)])
+            i += 1
 
     def start(self):
         targets = [(self.stream_slot, (i,)) for i in range(self.args.streams)]
@@ -265,7 +271,7 @@ def main():
     ap.add_argument("--streams", type=int, default=8, help="stream clients at most at once")
     ap.add_argument("--keep-count", type=int, default=20)
     ap.add_argument("--interval", type=float, default=5, help="timelapse interval, seconds")
-    ap.add_argument("--configure-every", type=float, default=60, help="seconds between quality changes (0: never)")
+    ap.add_argument("--configure-every", type=float, default=60, help="seconds between configures (0: never)")
     ap.add_argument("--sample", type=float, default=10, help="seconds between samples")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--workdir", default=None)
