@@ -62,8 +62,13 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
-        // A small HTTP/1.1 client on the Unix socket, for camctl.
-        .target(name: "Client", dependencies: ["VideoCore"], swiftSettings: strict),
+        // A small blocking client on the Unix socket for camctl, on NIO's HTTP/1.1 codec.
+        .target(name: "Client", dependencies: [
+            "VideoCore",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], swiftSettings: strict),
         // The daemon's wiring that tests reach: configuration, systemd, services.
         .target(name: "Daemon", dependencies: [
             "CaptureSession", "ControlAPI", "V4L2", "JPEG", "CSystemd", "CV4L2", "CMalloc",
