@@ -1,5 +1,6 @@
 import APIModel
 import ArgumentParser
+import CaptureSession
 import Client
 import Foundation
 import V4L2
@@ -42,9 +43,16 @@ struct Controls: ParsableCommand {
         if assignments.isEmpty {
             reply = try DaemonCall.perform(client, "GET", "/v1/cameras/\(id)/controls")
         } else {
-            var body: [String: String] = [:]
-            for (name, value) in try parseAssignments(assignments) { body[name] = value }
-            reply = try DaemonCall.perform(client, "PUT", "/v1/cameras/\(id)/controls", body: Array(try APIJSON.encoder().encode(body)))
+            // Read as the `controls` setting reads them (names as v4l2-ctl spells them, typed values).
+            let controls: SettingValue
+            let arguments = try parseAssignments(assignments).map { name, value in "controls.\(name)=\(value)" }
+            do throws(SettingError) {
+                let fields = try CameraSettings.fields(fromArguments: arguments)
+                controls = fields.first { $0.key == "controls" }?.value ?? .table([])
+            } catch {
+                throw fail(error.description, ExitStatus.usage)
+            }
+            reply = try DaemonCall.perform(client, "PUT", "/v1/cameras/\(id)/controls", body: Array(try APIJSON.encoder().encode(controls)))
         }
         for control in try DaemonCall.decode([ControlState].self, reply) {
             var text = "\(control.name) (\(control.type))"
