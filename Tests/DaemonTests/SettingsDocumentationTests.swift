@@ -85,4 +85,39 @@ import Testing
             #expect(Set(listed) == Set(declared), "restart \(level.rawValue): docs/api.md lists \(listed.sorted()), the declarations say \(declared.sorted())")
         }
     }
+
+    /// The property names of an object schema in docs/openapi.yaml, found by indentation:
+    /// `schema` (under components/schemas), then `path` of nested property names.
+    static func openAPIProperties(_ schema: String, _ path: [String] = []) throws -> [String] {
+        let lines = try String(contentsOf: docs.appendingPathComponent("openapi.yaml"), encoding: .utf8).split(separator: "\n").map(String.init)
+        guard var start = lines.firstIndex(of: "    \(schema):") else { return [] }
+        var indent = 4
+        for name in [""] + path {
+            if !name.isEmpty {
+                guard let found = lines[start...].firstIndex(where: { $0.hasPrefix(String(repeating: " ", count: indent) + "\(name):") }) else { return [] }
+                start = found
+            }
+            guard let properties = lines[start...].firstIndex(where: { $0.hasPrefix(String(repeating: " ", count: indent + 2) + "properties:") }) else { return [] }
+            start = properties
+            indent += 4
+        }
+        var names: [String] = []
+        for line in lines[(start + 1)...] {
+            let leading = line.prefix { $0 == " " }.count
+            if leading < indent { break }
+            if leading == indent, let colon = line.firstIndex(of: ":") { names.append(line[..<colon].trimmingCharacters(in: .whitespaces)) }
+        }
+        return names
+    }
+
+    @Test func openAPIDescribesEverySettingAndNoOther() throws {
+        let top = CameraSettings.names(in: "").filter { $0 != "id" }
+        #expect(Set(try Self.openAPIProperties("Configure")) == Set(top), "docs/openapi.yaml's Configure")
+        #expect(Set(try Self.openAPIProperties("CameraSettings")) == Set(top + ["id"]), "docs/openapi.yaml's CameraSettings")
+        for group in CameraSettings.groups {
+            let declared = Set(CameraSettings.names(in: group))
+            #expect(Set(try Self.openAPIProperties("Configure", [group])) == declared, "docs/openapi.yaml's Configure.\(group)")
+            #expect(Set(try Self.openAPIProperties("CameraSettings", [group])) == declared, "docs/openapi.yaml's CameraSettings.\(group)")
+        }
+    }
 }
