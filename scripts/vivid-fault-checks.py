@@ -20,9 +20,11 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from camdtest import (Suite, UnixHTTP, call as call_on, camera_status, process_figures, start_camd as launch,  # noqa: E402
-                      stop_camd, vivid_config, wait_for)
+LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
+sys.path.insert(0, LIB)
+from camdclient import (Connection, MultipartStream, Suite, call as call_on, camera_status, connect,  # noqa: E402
+                        metric as metric_on, proc_stats, start_camd as launch, stop_camd, stream_request, vivid_config,
+                        wait_for)
 
 REPO, RESULTS = sys.argv[1], sys.argv[2]
 CAMD = os.path.join(REPO, ".build/debug/camd")
@@ -30,7 +32,7 @@ SOCK = "/run/camd-fault.sock"
 WORK = tempfile.mkdtemp(prefix="camd-fault-")
 PHOTOS = os.path.join(WORK, "photos")
 LOG = os.path.join(RESULTS, "camd-fault.log")
-suite = Suite(RESULTS, "fault-checks")
+suite = Suite(os.path.join(RESULTS, "fault-checks.log"))
 check = suite.check
 DISCONNECTS = int(os.environ.get("CAMD_FAULT_DISCONNECTS", "20"))
 
@@ -44,11 +46,13 @@ def status():
 
 
 def metric(name):
-    _, _, data = call("GET", "/metrics")
-    for line in data.decode().splitlines():
-        if line.startswith(name + '{camera="vivid"}'):
-            return float(line.rsplit(" ", 1)[1])
-    return None
+    return metric_on(SOCK, name, "vivid")
+
+
+def process_figures(pid):
+    """(fds, threads, RSS kB) of camd."""
+    figures = proc_stats(pid)
+    return figures["fds"], figures["threads"], figures["rss_kib"]
 
 
 def ctl(*controls):
@@ -77,25 +81,22 @@ class StreamClient(threading.Thread):
         self.captured = []  # (arrival, X-Capture-Time) of each part
         self.ended = False
 
+    def part(self, headers, _):
+        now = time.time()
+        self.times.append(now)
+        if "x-capture-time" in headers:
+            self.captured.append((now, float(headers["x-capture-time"])))
+
     def run(self):
         try:
-            conn = UnixHTTP(SOCK, 300)
-            conn.request("GET", "/v1/cameras/vivid/stream?fps=5")
-            response = conn.getresponse()
-            buffered = b""
-            while True:
-                chunk = response.read1(65536)
+            s = connect(SOCK, 300)
+            s.sendall(stream_request("vivid", 5))
+            parser = MultipartStream(on_part=self.part)
+            while not parser.ended:
+                chunk = s.recv(65536)
                 if not chunk:
                     break
-                buffered += chunk
-                while b"--camdframe" in buffered:
-                    buffered = buffered.split(b"--camdframe", 1)[1]
-                    now = time.time()
-                    self.times.append(now)
-                    head = buffered[:300].split(b"\r\n\r\n", 1)[0]
-                    for line in head.split(b"\r\n"):
-                        if line.startswith(b"X-Capture-Time:"):
-                            self.captured.append((now, float(line.split(b":", 1)[1])))
+                parser.feed(chunk)
         except Exception:
             pass
         self.ended = True
@@ -219,14 +220,12 @@ check("camd takes the camera once it is freed", wait_for(lambda: status()["state
 # ---------------------------------------------------------------- access to the socket
 def connect_as(groups):
     args = ["setpriv", "--reuid=65534", "--regid=65534"] + (["--clear-groups"] if not groups else [f"--groups={groups}"])
-    code = ("import socket,sys;s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1]);"
-            "m=sys.argv[2];s.sendall((m+' /v1/cameras/vivid/stop HTTP/1.1\\r\\nHost: camd\\r\\nConnection: close\\r\\n\\r\\n').encode()"
-            " if m=='POST' else b'GET /v1/status HTTP/1.1\\r\\nHost: camd\\r\\nConnection: close\\r\\n\\r\\n');"
-            "print(s.recv(100).split()[1].decode())")
+    # The library's command line, run as that user: it prints the status code, or EACCES.
     results = {}
-    for method in ["GET", "POST"]:
-        run = subprocess.run(args + ["/usr/bin/python3", "-c", code, SOCK, method], capture_output=True, timeout=30)
-        results[method] = run.stdout.decode().strip() or ("EACCES" if b"PermissionError" in run.stderr else run.stderr.decode()[-80:])
+    for method, path in [("GET", "/v1/status"), ("POST", "/v1/cameras/vivid/stop")]:
+        run = subprocess.run(args + ["/usr/bin/python3", os.path.join(LIB, "camdclient.py"), "request", SOCK, method, path],
+                             capture_output=True, timeout=30)
+        results[method] = run.stdout.decode().strip() or run.stderr.decode()[-80:]
     return results
 
 outsider = connect_as(None)
@@ -270,7 +269,7 @@ check("a full disk: saves resume when space returns, and the error clears", code
 stream = StreamClient()
 stream.start()
 # An idle keep-alive client too: it must not hold camd up.
-idle = UnixHTTP(SOCK, 30)
+idle = Connection(SOCK, 30)
 idle.request("GET", "/v1/status")
 idle_answered = idle.getresponse().read() and True
 saved = []
