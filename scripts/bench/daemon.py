@@ -4,7 +4,7 @@
     scripts/bench/daemon.py [--camd PATH] [--requests 200] [--clients 1,10,50]
                             [--stream-seconds 20] [--idle-seconds 20] [--quiet-load 1.0]
 
-Starts its own camd (scripts/stress/camdclient.py: scratch config, Unix socket
+Starts its own camd (scripts/lib/camdclient.py: scratch config, Unix socket
 in a scratch folder, `device = "testsrc"` - the synthetic source, not a
 camera) and measures, printing a table at the end:
 
