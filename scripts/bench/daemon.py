@@ -30,7 +30,6 @@ import os
 import platform
 import selectors
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -38,7 +37,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import camdclient  # noqa: E402  (scripts/lib/camdclient.py)
-from camdclient import Camd, MultipartStream, call, camera_status, proc_stats, stream_request  # noqa: E402
+from camdclient import Camd, MultipartStream, connect, call, camera_status, proc_stats, stream_request  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 REPO = camdclient.REPO
@@ -114,9 +113,7 @@ def client_main(sock_path, camera, count, max_seconds):
     sel = selectors.DefaultSelector()
     parsers = []
     for _ in range(count):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-        s.connect(sock_path)
+        s = connect(sock_path, None, rcvbuf=1 << 20)
         s.sendall(stream_request(camera))
         s.setblocking(False)
         p = MultipartStream()

@@ -82,14 +82,18 @@ def wait_for(predicate, timeout, step=0.25):
 
 # ---------------------------------------------------------------- HTTP
 
-def connect(target, timeout=30):
-    """A connected stream socket to camd: `target` is a Unix socket path or (host, port)."""
-    if isinstance(target, (tuple, list)):
+def connect(target, timeout=30, rcvbuf=None):
+    """A connected stream socket to camd: `target` is a Unix socket path or (host, port).
+    `rcvbuf` sets SO_RCVBUF before connecting (a slow reader's small window, a benchmark's large one)."""
+    if isinstance(target, (tuple, list)) and rcvbuf is None:
         return socket.create_connection(tuple(target), timeout=timeout)
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    tcp = isinstance(target, (tuple, list))
+    s = socket.socket(socket.AF_INET if tcp else socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
     try:
-        s.connect(target)
+        if rcvbuf:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        s.connect(tuple(target) if tcp else target)
     except OSError:
         s.close()
         raise

@@ -329,10 +329,7 @@ def slow_reader(sock_path, camera, rate, duration, out):
     """Reads the stream at about `rate` bytes per second with a small receive buffer."""
     p = MultipartStream()
     try:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        s.settimeout(10)
-        s.connect(sock_path)
+        s = connect(sock_path, 10, rcvbuf=4096)
         s.sendall(stream_request(camera))
         end = time.monotonic() + duration
         step = 0.1
