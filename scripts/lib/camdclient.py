@@ -285,12 +285,57 @@ def parse_response(buf):
         except ValueError:
             pass
     elif "chunked" in headers.get("transfer-encoding", "").lower():
-        decoder = MultipartStream.Dechunker()
+        decoder = Dechunker()
         body = b"".join(decoder.feed(body))
     return code, headers, body
 
 
 # ---------------------------------------------------------------- the multipart stream
+
+class Dechunker:
+    """Undoes chunked transfer coding incrementally: feed() returns the payload pieces."""
+
+    def __init__(self):
+        self.line = bytearray()   # a chunk-size line being read
+        self.left = 0             # payload bytes left in the current chunk
+        self.crlf = 0             # CRLF bytes left after the current chunk
+        self.ended = False        # the last chunk arrived
+        self.bad = None
+
+    def feed(self, data):
+        mv, out = memoryview(data), []
+        while len(mv) and not self.ended:
+            if self.crlf:
+                n = min(self.crlf, len(mv))
+                self.crlf -= n
+                mv = mv[n:]
+            elif self.left:
+                n = min(self.left, len(mv))
+                out.append(mv[:n])
+                self.left -= n
+                mv = mv[n:]
+                if self.left == 0:
+                    self.crlf = 2
+            else:
+                i = bytes(mv[:64]).find(b"\n")
+                if i < 0:
+                    self.line += mv
+                    mv = mv[len(mv):]
+                    if len(self.line) > 64:
+                        self.bad, self.ended = "chunk-size line too long", True
+                    continue
+                self.line += mv[:i + 1]
+                mv = mv[i + 1:]
+                line = bytes(self.line).strip()
+                self.line = bytearray()
+                try:
+                    self.left = int(line.split(b";")[0], 16)
+                except ValueError:
+                    self.bad, self.ended = f"bad chunk-size line {line[:20]!r}", True
+                    continue
+                self.ended = self.left == 0
+        return out
+
 
 class MultipartStream:
     """The one parser of multipart/x-mixed-replace streams (camd's /stream, and µStreamer's
@@ -302,50 +347,6 @@ class MultipartStream:
     `parts`. `on_part(headers, body or None)` is called as each part completes. Part
     headers are dicts with lower-case names. It counts frames, X-Frame-Sequence gaps,
     repeats and restarts, and sets `bad` to what was malformed, if anything."""
-
-    class Dechunker:
-        """Undoes chunked transfer coding incrementally: feed() returns the payload pieces."""
-
-        def __init__(self):
-            self.line = bytearray()   # a chunk-size line being read
-            self.left = 0             # payload bytes left in the current chunk
-            self.crlf = 0             # CRLF bytes left after the current chunk
-            self.ended = False        # the last chunk arrived
-            self.bad = None
-
-        def feed(self, data):
-            mv, out = memoryview(data), []
-            while len(mv) and not self.ended:
-                if self.crlf:
-                    n = min(self.crlf, len(mv))
-                    self.crlf -= n
-                    mv = mv[n:]
-                elif self.left:
-                    n = min(self.left, len(mv))
-                    out.append(mv[:n])
-                    self.left -= n
-                    mv = mv[n:]
-                    if self.left == 0:
-                        self.crlf = 2
-                else:
-                    i = bytes(mv[:64]).find(b"\n")
-                    if i < 0:
-                        self.line += mv
-                        mv = mv[len(mv):]
-                        if len(self.line) > 64:
-                            self.bad, self.ended = "chunk-size line too long", True
-                        continue
-                    self.line += mv[:i + 1]
-                    mv = mv[i + 1:]
-                    line = bytes(self.line).strip()
-                    self.line = bytearray()
-                    try:
-                        self.left = int(line.split(b";")[0], 16)
-                    except ValueError:
-                        self.bad, self.ended = f"bad chunk-size line {line[:20]!r}", True
-                        continue
-                    self.ended = self.left == 0
-            return out
 
     def __init__(self, keep_bodies=False, on_part=None):
         self.keep_bodies = keep_bodies
@@ -405,7 +406,7 @@ class MultipartStream:
             if "boundary=" in self.content_type:
                 self.boundary = self.content_type.split("boundary=", 1)[1].split(";")[0].strip().strip('"')
             if "chunked" in headers.get("transfer-encoding", "").lower():
-                self.dechunker = self.Dechunker()
+                self.dechunker = Dechunker()
             data = bytes(self.head[start:])
             self.head = bytearray()
             self.headers_done = True
