@@ -25,7 +25,6 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,8 +32,8 @@ import threading
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "stress"))
-from stresslib import Camd, Suite, call  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from camdclient import Camd, Suite, call, free_port  # noqa: E402
 
 import websocket  # websocket-client (PyPI)
 
@@ -76,12 +75,6 @@ window.attack = async function (camd) {
 };
 </script>
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Browser:

@@ -18,7 +18,8 @@ REPO=${2:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 CAMCTL=${CAMCTL:-$REPO/.build/debug/camctl}
 DEV=${VIVID_DEV:-/dev/video0}
 OUTDEV=${VIVID_OUT_DEV:-/dev/video1}
-PY=/usr/bin/python3                 # Debian's python, which has python3-pil
+PY=/usr/bin/python3
+SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NOBODY=65534
 VIDEO_GID=$(getent group video | cut -d: -f3)
 VIDEO_GID=${VIDEO_GID:-44}
@@ -54,25 +55,25 @@ show_err() {
 
 rc_desc() { if [ "$1" = 124 ] || [ "$1" = 137 ]; then echo "timed out (rc=$1)"; else echo "rc=$1"; fi; }
 
-# jpeg_check FILE W H : prints why FILE is not a decodable WxH JPEG; status 0 if it is.
+# jpeg_check FILE [W H] : prints what FILE is (file(1)'s words: size, EXIF orientation);
+# status 1 if it is not a whole JPEG or not WxH. Decoding every pixel is VividTests' job.
 jpeg_check() {
-    "$PY" - "$1" "${2:-0}" "${3:-0}" <<'EOF'
-import sys
-from PIL import Image
-path, w, h = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-try:
-    im = Image.open(path)
-    fmt, size = im.format, im.size
-    im.load()                       # decode fully: catches truncated files
-except Exception as e:
-    print(f"not a readable image: {e}")
-    sys.exit(1)
-if fmt != "JPEG":
-    print(f"format is {fmt}, not JPEG"); sys.exit(1)
-if w and size != (w, h):
-    print(f"size is {size[0]}x{size[1]}, not {w}x{h}"); sys.exit(1)
-print(f"JPEG {size[0]}x{size[1]} {im.mode}")
-EOF
+    local what
+    what=$(file -b "$1" 2>&1)
+    case "$what" in
+        "JPEG image data"*) ;;
+        *) echo "not a JPEG: $what"; return 1 ;;
+    esac
+    # A file cut short has no end marker (FF D9) as its last bytes.
+    if [ "$(tail -c 2 "$1" | od -An -tx1 | tr -d ' \n')" != ffd9 ]; then
+        echo "a JPEG cut short (no FF D9 at the end)"; return 1
+    fi
+    local size
+    size=$(grep -oE ', [0-9]+x[0-9]+,' <<<"$what" | tail -1 | tr -d ', ')
+    if [ "${2:-0}" != 0 ] && [ "$size" != "${2}x${3}" ]; then
+        echo "size is ${size:-unknown}, not ${2}x${3}"; return 1
+    fi
+    echo "JPEG $size$(grep -oE 'orientation=[^,]*' <<<"$what" | sed 's/^/, /')"
 }
 
 # pids that hold DEV open (one `find`: forking per fd is slow under TCG)
@@ -112,35 +113,7 @@ fi
 run devices-json 120 "$CAMCTL" devices --json
 if [ "$RC" != 0 ]; then
     fail "camctl devices --json: $(rc_desc $RC)"; show_err devices-json
-elif why=$("$PY" - "$LOGS/devices-json.out" "$DEV" "$OUTDEV" <<'EOF'
-import json, sys
-path, dev, outdev = sys.argv[1:4]
-try:
-    data = json.load(open(path))
-except Exception as e:
-    print(f"not JSON: {e}"); sys.exit(1)
-if not isinstance(data, list):
-    print(f"top level is {type(data).__name__}, not an array"); sys.exit(1)
-for i, d in enumerate(data):
-    if not isinstance(d, dict):
-        print(f"element {i} is not an object"); sys.exit(1)
-    missing = [k for k in ("path", "card", "driver", "accessible") if k not in d]
-    if missing:
-        print(f"element {i} lacks {missing}"); sys.exit(1)
-    if not isinstance(d["accessible"], bool):
-        print(f"element {i}: accessible is {d['accessible']!r}, not a bool"); sys.exit(1)
-mine = [d for d in data if d["path"] == dev]
-if not mine:
-    print(f"no element with path {dev}"); sys.exit(1)
-if any(d["path"] == outdev for d in data):
-    print(f"lists the output device {outdev}"); sys.exit(1)
-if mine[0]["accessible"] is not True:
-    print(f"{dev}: accessible is {mine[0]['accessible']!r} for root"); sys.exit(1)
-if mine[0]["driver"] != "vivid":
-    print(f"{dev}: driver is {mine[0]['driver']!r}, not 'vivid'"); sys.exit(1)
-print(f"{len(data)} device(s)")
-EOF
-); then
+elif why=$("$PY" "$SCRIPTS/camctl-devices-json.py" "$LOGS/devices-json.out" "$DEV" true "$OUTDEV"); then
     pass "camctl devices --json: valid, $DEV accessible=true ($why, ${SECS}s)"
 else
     fail "camctl devices --json: $why"; head -c 600 "$LOGS/devices-json.out" | sed 's/^/      stdout: /'; echo
@@ -168,121 +141,29 @@ else
 fi
 
 # ---------------------------------------------------------------- image options (issue 5)
-# pil_check FILE... <<'EOF' ... EOF : runs the Python on stdin after a prelude with PIL,
-# camdtest's BARS and bars_ok, and helpers; it prints what it saw, or why not and exits 1.
-# vivid's bars left to right: white, yellow, cyan, green, magenta, red, blue, black; its text
-# (white on black) sits in the top-left rows.
-PIL_PRELUDE='
-import os, sys
-sys.path.insert(0, os.environ["CAMD_SCRIPTS"])
-from PIL import Image
-from camdtest import BARS, bars_ok
-
-def opened(path):
-    image = Image.open(path)
-    image.load()
-    return image
-
-def sample(image, points):
-    image = image.convert("RGB")
-    colours = []
-    for cx, cy in points:
-        pixels = [image.getpixel((x, y)) for x in range(cx - 3, cx + 4) for y in range(cy - 3, cy + 4)]
-        colours.append(tuple(sum(p[i] for p in pixels) // len(pixels) for i in range(3)))
-    return colours
-
-def across(image):
-    w, h = image.size
-    return sample(image, [((2 * bar + 1) * w // 16, h * 3 // 5) for bar in range(8)])
-
-def down(image, column):
-    w, h = image.size
-    return sample(image, [(column, (2 * bar + 1) * h // 16) for bar in range(8)])
-
-def near(colour, want, tolerance=12):
-    return all(abs(a - b) <= tolerance for a, b in zip(colour, want))
-
-def fail(why):
-    print(why)
-    sys.exit(1)
-'
-SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-pil_check() { CAMD_SCRIPTS=$SCRIPTS "$PY" -c "$PIL_PRELUDE$(cat)" "$@"; }
-
-rm -f "$W/cover.jpg"
-run snapshot-cover 180 "$CAMCTL" snapshot --no-daemon -d "$DEV" --size 640x480 --width 320 --height 320 --fit cover -o "$W/cover.jpg"
-if [ "$RC" != 0 ]; then
-    fail "snapshot --width 320 --height 320 --fit cover: $(rc_desc $RC)"; show_err snapshot-cover
-# The centre 480x480 is kept (frame x 80..560, scaled by 2/3): green at x 133, yellow at the left edge.
-elif why=$(pil_check "$W/cover.jpg" <<'EOF'
-image = opened(sys.argv[1])
-green, left = sample(image, [(133, 192), (5, 192)])
-if image.size != (320, 320) or not near(green, BARS[3]) or not near(left, BARS[1]):
-    fail(f"{image.size}, centre {green} (want green), left edge {left} (want yellow)")
-print(f"{image.size[0]}x{image.size[1]}, green centre, yellow left edge")
-EOF
-); then
-    cp "$W/cover.jpg" "$LOGS/cover.jpg"
-    pass "snapshot --width 320 --height 320 --fit cover: $why (${SECS}s)"
-else
-    fail "snapshot --width 320 --height 320 --fit cover: $why"
-fi
-
-rm -f "$W/rotate90.jpg"
-run snapshot-rotate90 180 "$CAMCTL" snapshot --no-daemon -d "$DEV" --size 640x480 --rotate 90 --max 320 -o "$W/rotate90.jpg"
-if [ "$RC" != 0 ]; then
-    fail "snapshot --rotate 90 --max 320: $(rc_desc $RC)"; show_err snapshot-rotate90
-# Clockwise: the left edge (white) goes to the top. Column 96 is the frame's row ~288, below vivid's text.
-elif why=$(pil_check "$W/rotate90.jpg" <<'EOF'
-image = opened(sys.argv[1])
-if image.size != (240, 320) or not bars_ok(down(image, 96), 12):
-    fail(f"{image.size}, top to bottom {down(image, 96)}")
-print(f"{image.size[0]}x{image.size[1]}, bars horizontal, white at the top")
-EOF
-); then
-    cp "$W/rotate90.jpg" "$LOGS/rotate90.jpg"
-    pass "snapshot --rotate 90 --max 320: $why (${SECS}s)"
-else
-    fail "snapshot --rotate 90 --max 320: $why"
-fi
-
-rm -f "$W/exif-flip.jpg"
-run snapshot-exif-flip 180 "$CAMCTL" snapshot --no-daemon -d "$DEV" --size 640x480 --rotate exif --flip h -o "$W/exif-flip.jpg"
-if [ "$RC" != 0 ]; then
-    fail "snapshot --rotate exif --flip h: $(rc_desc $RC)"; show_err snapshot-exif-flip
-elif why=$(pil_check "$W/exif-flip.jpg" <<'EOF'
-image = opened(sys.argv[1])
-orientation = image.getexif().get(0x0112)
-if image.size != (640, 480) or not bars_ok(across(image), 12) or orientation != 2:
-    fail(f"{image.size}, Orientation {orientation} (want 2), left to right {across(image)} (want as captured)")
-print(f"{image.size[0]}x{image.size[1]}, pixels as captured, EXIF Orientation 2")
-EOF
-); then
-    cp "$W/exif-flip.jpg" "$LOGS/exif-flip.jpg"
-    pass "snapshot --rotate exif --flip h: $why (${SECS}s)"
-else
-    fail "snapshot --rotate exif --flip h: $why"
-fi
-
-# Every JPEG camctl wrote, as captured or re-encoded: Make and Model are the card name
-# (vivid, not the device path), and the Exif IFD's pixel size is the output's.
-for f in a cover rotate90 exif-flip; do
-    [ -e "$W/$f.jpg" ] || { fail "EXIF of camctl's $f.jpg: no such file (its snapshot failed above)"; continue; }
-    if why=$(pil_check "$W/$f.jpg" <<'EOF'
-image = opened(sys.argv[1])
-exif = image.getexif()
-ifd = exif.get_ifd(0x8769)
-make, model, size = exif.get(0x010F), exif.get(0x0110), (ifd.get(0xA002), ifd.get(0xA003))
-if make != "vivid" or model != "vivid" or size != image.size:
-    fail(f"Make {make!r}, Model {model!r} (want 'vivid'), ExifImageWidth/Height {size} for a {image.size} image")
-print(f"Make and Model 'vivid', ExifImageWidth/Height {size[0]}x{size[1]}")
-EOF
-    ); then
-        pass "EXIF of camctl's $f.jpg: $why"
+# camctl passes its image options on: each output has the asked size (and the EXIF turn).
+# Where the bars land is GeometryTests' (cover, quarter turn, flip); EXIF Make/Model and
+# the pixel size tags of each of these snapshots are VividTests.snapshotsNameTheCardAndTheirOwnSizeInEXIF's.
+image_option() {  # NAME WANT_SIZE WANT_TEXT OPTIONS...
+    local name=$1 want=$2 text=$3 w h
+    shift 3
+    w=${want%x*} h=${want#*x}
+    rm -f "$W/$name.jpg"
+    run "snapshot-$name" 180 "$CAMCTL" snapshot --no-daemon -d "$DEV" --size 640x480 "$@" -o "$W/$name.jpg"
+    if [ "$RC" != 0 ]; then
+        fail "snapshot $*: $(rc_desc $RC)"; show_err "snapshot-$name"
+    elif ! why=$(jpeg_check "$W/$name.jpg" "$w" "$h"); then
+        fail "snapshot $*: $why"
+    elif [ -n "$text" ] && ! grep -qF "$text" <<<"$why"; then
+        fail "snapshot $*: $why, want $text"
     else
-        fail "EXIF of camctl's $f.jpg: $why"
+        cp "$W/$name.jpg" "$LOGS/$name.jpg"
+        pass "snapshot $*: $why (${SECS}s)"
     fi
-done
+}
+image_option cover 320x320 "" --width 320 --height 320 --fit cover
+image_option rotate90 240x320 "" --rotate 90 --max 320
+image_option exif-flip 640x480 "orientation=[*2*]" --rotate exif --flip h
 
 # ---------------------------------------------------------------- error exits
 rm -f "$W/x.jpg"
@@ -412,18 +293,7 @@ fi
 
 # `camctl devices` as a user who may not open the camera says so, and why.
 run devices-nobody 120 setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$CAMCTL" devices --json
-if why=$("$PY" - "$LOGS/devices-nobody.out" "$DEV" <<'EOF'
-import json, sys
-data = json.load(open(sys.argv[1]))
-mine = [d for d in data if d["path"] == sys.argv[2]]
-if not mine:
-    print("not listed"); sys.exit(1)
-d = mine[0]
-if d["accessible"] is not False or "video" not in (d.get("problem") or ""):
-    print(f"accessible={d['accessible']!r}, problem={d.get('problem')!r}"); sys.exit(1)
-print(d["problem"][:120])
-EOF
-); then
+if why=$("$PY" "$SCRIPTS/camctl-devices-json.py" "$LOGS/devices-nobody.out" "$DEV" false); then
     pass "camctl devices as uid $NOBODY: $DEV accessible=false, because: $why"
 else
     fail "camctl devices as uid $NOBODY: $(rc_desc $RC): $why"; show_err devices-nobody

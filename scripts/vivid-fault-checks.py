@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """camd's fault suite on vivid, inside the test VM (run by scripts/vivid-guest.sh).
 
-The faults a camera on an unwatched box meets, each made real with vivid's
-fault-injection controls or the kernel: repeated disconnects with a stream
-client attached and a snapshot in flight (and no leak of fds, threads or
-memory), fatal streaming, STREAMON, REQBUFS and QBUF errors, broken and
-dropped buffers, a camera held by another program, a full disk, SIGTERM while
-streaming and saving, SIGKILL and restart, and who may connect to the socket.
+The faults a camera on an unwatched box meets that need camd as a process,
+each made real with vivid's fault-injection controls or the kernel: repeated
+disconnects with a stream client attached and a snapshot in flight (and no
+leak of camd's fds, threads or memory), a full disk, SIGTERM while streaming
+and saving, SIGKILL and restart, and who may connect to the socket. Driver
+errors, dropped buffers and a busy camera are VividTests' (VividFaultTests.swift).
 Prints PASS/FAIL lines and a final "N passed, N failed" line.
 
 usage: vivid-fault-checks.py REPO RESULTS_DIR
@@ -20,9 +20,11 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from camdtest import (Suite, UnixHTTP, call as call_on, camera_status, process_figures, start_camd as launch,  # noqa: E402
-                      stop_camd, vivid_config, wait_for)
+LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
+sys.path.insert(0, LIB)
+from camdclient import (Connection, MultipartStream, Suite, call as call_on, camera_status, connect,  # noqa: E402
+                        metric as metric_on, proc_stats, start_camd as launch, stop_camd, stream_request, vivid_config,
+                        wait_for)
 
 REPO, RESULTS = sys.argv[1], sys.argv[2]
 CAMD = os.path.join(REPO, ".build/debug/camd")
@@ -30,7 +32,7 @@ SOCK = "/run/camd-fault.sock"
 WORK = tempfile.mkdtemp(prefix="camd-fault-")
 PHOTOS = os.path.join(WORK, "photos")
 LOG = os.path.join(RESULTS, "camd-fault.log")
-suite = Suite(RESULTS, "fault-checks")
+suite = Suite(os.path.join(RESULTS, "fault-checks.log"))
 check = suite.check
 DISCONNECTS = int(os.environ.get("CAMD_FAULT_DISCONNECTS", "20"))
 
@@ -44,11 +46,13 @@ def status():
 
 
 def metric(name):
-    _, _, data = call("GET", "/metrics")
-    for line in data.decode().splitlines():
-        if line.startswith(name + '{camera="vivid"}'):
-            return float(line.rsplit(" ", 1)[1])
-    return None
+    return metric_on(SOCK, name, "vivid")
+
+
+def process_figures(pid):
+    """(fds, threads, RSS kB) of camd."""
+    figures = proc_stats(pid)
+    return figures["fds"], figures["threads"], figures["rss_kib"]
 
 
 def ctl(*controls):
@@ -77,25 +81,22 @@ class StreamClient(threading.Thread):
         self.captured = []  # (arrival, X-Capture-Time) of each part
         self.ended = False
 
+    def part(self, headers, _):
+        now = time.time()
+        self.times.append(now)
+        if "x-capture-time" in headers:
+            self.captured.append((now, float(headers["x-capture-time"])))
+
     def run(self):
         try:
-            conn = UnixHTTP(SOCK, 300)
-            conn.request("GET", "/v1/cameras/vivid/stream?fps=5")
-            response = conn.getresponse()
-            buffered = b""
-            while True:
-                chunk = response.read1(65536)
+            s = connect(SOCK, 300)
+            s.sendall(stream_request("vivid", 5))
+            parser = MultipartStream(on_part=self.part)
+            while not parser.ended:
+                chunk = s.recv(65536)
                 if not chunk:
                     break
-                buffered += chunk
-                while b"--camdframe" in buffered:
-                    buffered = buffered.split(b"--camdframe", 1)[1]
-                    now = time.time()
-                    self.times.append(now)
-                    head = buffered[:300].split(b"\r\n\r\n", 1)[0]
-                    for line in head.split(b"\r\n"):
-                        if line.startswith(b"X-Capture-Time:"):
-                            self.captured.append((now, float(line.split(b":", 1)[1])))
+                parser.feed(chunk)
         except Exception:
             pass
         self.ended = True
@@ -157,76 +158,19 @@ check("no fd leak after the disconnects", after[0] <= baseline[0] + 2, f"fds {ba
 check("no thread growth after the disconnects", after[1] <= baseline[1] + 2, f"threads {baseline[1]} → {after[1]}")
 check("memory stays within noise after the disconnects", after[2] <= baseline[2] + 16 * 1024, f"RSS {baseline[2]} → {after[2]} kB")
 
-# ---------------------------------------------------------------- driver errors
-for control, what in [("inject_fatal_streaming_error=1", "a fatal streaming error (EIO)")]:
-    before = status()["errors"]
-    ctl(control)
-    restarted = wait_for(lambda: status()["errors"] > before, 20, 0.1) and wait_for(lambda: status()["state"] == "running", 60)
-    check(f"{what}: reported and the stream restarted", restarted, status().get("last_error", ""))
-
-for control, what in [("inject_vidioc_streamon_error=1", "a STREAMON error"),
-                      ("inject_vidioc_reqbufs_error=1", "a REQBUFS error"),
-                      ("inject_vidioc_qbuf_error=1", "a QBUF error")]:
-    call("POST", "/v1/cameras/vivid/stop")
-    before = status()["errors"]
-    ctl(control)
-    call("POST", "/v1/cameras/vivid/start")
-    came_back = wait_for(lambda: status()["state"] == "running", 60)
-    s = status()
-    check(f"{what} on start: reported, retried with backoff, running again", came_back and s["errors"] > before,
-          f"errors {before} → {s['errors']}: {s.get('last_error', '')}")
-
-# Broken and dropped buffers: never delivered, counted from flags and sequence gaps.
-dropped_before = status()["frames_dropped"]
-ctl("percentage_of_dropped_buffers=50")
-time.sleep(4)
-for _ in range(5):
-    ctl("inject_v4l2_buf_flag_error=1")
-    time.sleep(0.3)
-ctl("percentage_of_dropped_buffers=0")
-s = status()
-code, _, jpeg = call("GET", "/v1/cameras/vivid/snapshot?max_age_ms=0")
-check("dropped and flagged buffers are counted", s["frames_dropped"] > dropped_before + 10,
-      f"dropped {dropped_before} → {s['frames_dropped']}, captured {s['frames_captured']}")
-check("snapshots stay whole JPEGs while buffers are dropped and flagged", code == 200 and jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9")
-
-# A stalled device: vivid drops every buffer, so DQBUF never returns one. camd must
-# call it an error after its bound (5 s at 25 fps), not hang, and resume by itself.
-before = status()["errors"]
-ctl("percentage_of_dropped_buffers=100")
-t0 = time.time()
-stalled = wait_for(lambda: status()["errors"] > before, 30, 0.2)
-took = time.time() - t0
-reason = status().get("last_error") or ""
-ctl("percentage_of_dropped_buffers=0")
-back = wait_for(lambda: status()["state"] == "running", 60)
-check("a stalled device (every buffer dropped) is an error within 10 s that says so, and capture resumes",
-      stalled and took < 10 and "no frame" in reason and back, f"{took:.1f} s: {reason}")
-
-# ---------------------------------------------------------------- busy camera
-call("POST", "/v1/cameras/vivid/stop")
-holder = subprocess.Popen(["v4l2-ctl", "-d", "/dev/video0", "--stream-mmap", "--stream-count=100000", "--stream-to=/dev/null"],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-time.sleep(2)
-call("POST", "/v1/cameras/vivid/start")
-busy = wait_for(lambda: "busy" in (status().get("reason") or ""), 20)
-reason = status().get("reason", "")
-check("a camera held by another program: a clear state and who holds it", busy and "v4l2-ctl" in reason, reason)
-holder.terminate()
-holder.wait(10)
-check("camd takes the camera once it is freed", wait_for(lambda: status()["state"] == "running", 30))
+# Driver errors (a fatal streaming error, STREAMON/REQBUFS/QBUF errors on start, dropped
+# and flagged buffers, a stalled device) and a camera busy in another program are met by
+# the capture session, in process: VividTests (VividFaultTests.swift).
 
 # ---------------------------------------------------------------- access to the socket
 def connect_as(groups):
     args = ["setpriv", "--reuid=65534", "--regid=65534"] + (["--clear-groups"] if not groups else [f"--groups={groups}"])
-    code = ("import socket,sys;s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1]);"
-            "m=sys.argv[2];s.sendall((m+' /v1/cameras/vivid/stop HTTP/1.1\\r\\nHost: camd\\r\\nConnection: close\\r\\n\\r\\n').encode()"
-            " if m=='POST' else b'GET /v1/status HTTP/1.1\\r\\nHost: camd\\r\\nConnection: close\\r\\n\\r\\n');"
-            "print(s.recv(100).split()[1].decode())")
+    # The library's command line, run as that user: it prints the status code, or EACCES.
     results = {}
-    for method in ["GET", "POST"]:
-        run = subprocess.run(args + ["/usr/bin/python3", "-c", code, SOCK, method], capture_output=True, timeout=30)
-        results[method] = run.stdout.decode().strip() or ("EACCES" if b"PermissionError" in run.stderr else run.stderr.decode()[-80:])
+    for method, path in [("GET", "/v1/status"), ("POST", "/v1/cameras/vivid/stop")]:
+        run = subprocess.run(args + ["/usr/bin/python3", os.path.join(LIB, "camdclient.py"), "request", SOCK, method, path],
+                             capture_output=True, timeout=30)
+        results[method] = run.stdout.decode().strip() or run.stderr.decode()[-80:]
     return results
 
 outsider = connect_as(None)
@@ -270,7 +214,7 @@ check("a full disk: saves resume when space returns, and the error clears", code
 stream = StreamClient()
 stream.start()
 # An idle keep-alive client too: it must not hold camd up.
-idle = UnixHTTP(SOCK, 30)
+idle = Connection(SOCK, 30)
 idle.request("GET", "/v1/status")
 idle_answered = idle.getresponse().read() and True
 saved = []

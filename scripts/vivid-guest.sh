@@ -115,54 +115,7 @@ else
     secs=$((SECONDS - t))
     # counts: from the xunit report; if there is none (crash, timeout), from the
     # event stream, naming the test(s) that started and never ended.
-    counts=$("$PY" - "$RES/vivid-tests.xml" "$RES/vivid-tests.events.jsonl" <<'EOF'
-import json, os, sys
-import xml.etree.ElementTree as ET
-xml_path, ev_path = sys.argv[1:3]
-if os.path.exists(xml_path) and os.path.getsize(xml_path) > 0:
-    try:
-        root = ET.parse(xml_path).getroot()
-        suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-        # "tests" counts tests that ran (not skipped); "failures" counts
-        # ISSUES, so failed tests are the testcases holding a <failure>/<error>.
-        t = sum(int(s.get("tests", 0)) for s in suites)
-        k = sum(int(s.get("skipped", 0)) for s in suites)
-        names = [c.get("classname", "") + "/" + c.get("name", "")
-                 for s in suites for c in s.findall("testcase")
-                 if c.find("failure") is not None or c.find("error") is not None]
-        f = len(names)
-        print(max(t - f, 0), f, k, ("failed: " + ", ".join(names)) if names else "")
-        sys.exit(0)
-    except Exception as e:
-        err = f"xunit unreadable: {e}"
-else:
-    err = "no xunit report"
-kinds, started, ended, failed, skipped = {}, set(), set(), set(), set()
-try:
-    for line in open(ev_path):
-        try:
-            d = json.loads(line)
-        except ValueError:
-            continue
-        p = d.get("payload", {})
-        if d.get("kind") == "test":
-            kinds[p.get("id")] = p.get("kind")
-            continue
-        tid, k = p.get("testID"), p.get("kind")
-        if k == "testStarted": started.add(tid)
-        elif k == "testEnded": ended.add(tid)
-        elif k == "testSkipped": skipped.add(tid)
-        elif k == "issueRecorded" and not p.get("issue", {}).get("isKnown"): failed.add(tid)
-except OSError:
-    pass
-funcs = lambda s: {t for t in s if kinds.get(t) == "function"}
-running = funcs(started) - funcs(ended)
-fails = funcs(failed) | running
-passed = funcs(ended) - fails
-note = err + (f"; crashed or hung in: {', '.join(sorted(running))}" if running else "")
-print(len(passed), max(len(fails), 1), len(funcs(skipped)), note)
-EOF
-)
+    counts=$("$PY" "$HERE/swift-test-counts.py" "$RES/vivid-tests.xml" "$RES/vivid-tests.events.jsonl")
     read -r p f k note <<<"$counts"
     p=${p:-0} f=${f:-1} k=${k:-0}
     status=$rc

@@ -1,3 +1,4 @@
+import CamdTestSupport
 import CaptureSession
 import JPEG
 import Testing
@@ -90,6 +91,30 @@ struct VividCaptureTests {
         #expect(colours[7].0 <= 4, "black bar \(colours[7])")
         let levels = colours.map(\.0)
         #expect(levels == levels.sorted(by: >), "bars in decreasing luma: \(levels)")
+    }
+
+    /// What `camctl snapshot` writes, with or without image options: EXIF Make and Model are the
+    /// card name the driver reports ("vivid", not the device path), the pixel size tags are the
+    /// output's, and `rotate=exif` leaves the pixels as captured and says the turn in Orientation.
+    @Test(arguments: [[:], ["width": "320", "height": "320", "fit": "cover"], ["rotate": "90", "max": "320"],
+                      ["rotate": "exif", "flip": "h"]])
+    func snapshotsNameTheCardAndTheirOwnSizeInEXIF(query: [String: String]) throws {
+        var options = Snapshot.Options(device: Vivid.capture)
+        options.request = CaptureRequest(format: .yuyv, size: FrameSize(width: 640, height: 480), fps: 25)
+        options.skip = 2
+        options.image = ImageSettings(geometry: try Geometry.parse(query: query))
+        let result = try Snapshot.take(options)
+        #expect(result.card == "vivid")
+        let exif = EXIFReadBack.entries(in: result.jpeg)
+        func ascii(_ tag: UInt16) -> String? { exif[tag].map { String(decoding: $0.bytes.prefix { $0 != 0 }, as: UTF8.self) } }
+        func number(_ tag: UInt16) -> Int? {
+            exif[tag].map { $0.bytes.prefix($0.type == 3 ? 2 : 4).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) } }
+        }
+        #expect(ascii(0x010F) == "vivid" && ascii(0x0110) == "vivid", "Make \(ascii(0x010F) ?? "none"), Model \(ascii(0x0110) ?? "none")")
+        let size = try JPEGDecoder().header(result.jpeg).size
+        #expect(size == result.size)
+        #expect(number(0xA002) == size.width && number(0xA003) == size.height, "PixelX/YDimension for a \(size) picture")
+        #expect(number(0x0112) == (query["rotate"] == "exif" ? 2 : nil) || (number(0x0112) == 1 && query["rotate"] != "exif"))
     }
 
     @Test func aSizeVividDoesNotOfferGetsTheNearest() throws {

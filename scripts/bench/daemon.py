@@ -4,7 +4,7 @@
     scripts/bench/daemon.py [--camd PATH] [--requests 200] [--clients 1,10,50]
                             [--stream-seconds 20] [--idle-seconds 20] [--quiet-load 1.0]
 
-Starts its own camd (scripts/stress/stresslib.py: scratch config, Unix socket
+Starts its own camd (scripts/lib/camdclient.py: scratch config, Unix socket
 in a scratch folder, `device = "testsrc"` - the synthetic source, not a
 camera) and measures, printing a table at the end:
 
@@ -30,18 +30,17 @@ import os
 import platform
 import selectors
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "stress"))
-import stresslib  # noqa: E402  (scripts/stress/stresslib.py)
-from stresslib import Camd, StreamParser, call, camera_status, proc_stats, stream_request  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import camdclient  # noqa: E402  (scripts/lib/camdclient.py)
+from camdclient import Camd, MultipartStream, connect, call, camera_status, proc_stats, stream_request  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-REPO = stresslib.REPO
+REPO = camdclient.REPO
 
 
 # ---------------------------------------------------------------- measuring helpers
@@ -100,7 +99,7 @@ def default_binary():
     if os.environ.get("CAMD"):
         return os.environ["CAMD"]
     path = os.path.join(REPO, ".build-bench", "release", "camd")
-    return path if os.path.exists(path) else stresslib.default_camd()
+    return path if os.path.exists(path) else camdclient.default_camd()
 
 
 # ---------------------------------------------------------------- stream clients (child process)
@@ -114,12 +113,10 @@ def client_main(sock_path, camera, count, max_seconds):
     sel = selectors.DefaultSelector()
     parsers = []
     for _ in range(count):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-        s.connect(sock_path)
+        s = connect(sock_path, None, rcvbuf=1 << 20)
         s.sendall(stream_request(camera))
         s.setblocking(False)
-        p = StreamParser()
+        p = MultipartStream()
         parsers.append(p)
         sel.register(s, selectors.EVENT_READ, p)
     buf = bytearray(1 << 18)
@@ -203,7 +200,7 @@ def stream_phase(camd, clients, seconds, warmup=3.0):
         "encoded_fps": encoded / wall, "captured_fps": captured / wall,
         "gaps": result.get("gaps"), "bad": result.get("bad"), "closed": result.get("closed"),
         "encode_ms": st1.get("encode_milliseconds"), "mem": mem_peak, "hwm": proc_stats(camd.pid),
-        "load": stresslib.loadavg(),
+        "load": camdclient.loadavg(),
     }
 
 
@@ -216,7 +213,7 @@ def idle_phase(camd, seconds):
     st1 = camera_status(camd.sock, camd.camera)
     return {"cpu_pct": (c1 - c0) / (t1 - t0) * 100, "wall": t1 - t0,
             "captured": st1["frames_captured"] - st0["frames_captured"],
-            "encoded": st1["frames_encoded"] - st0["frames_encoded"], "load": stresslib.loadavg()}
+            "encoded": st1["frames_encoded"] - st0["frames_encoded"], "load": camdclient.loadavg()}
 
 
 SNAPSHOT_MODES = {
@@ -257,7 +254,7 @@ def snapshot_phase(camd, requests, mode="spaced", warmup=5):
         sizes.append(len(body))
         try:  # how old the frame was when the answer arrived (X-Capture-Time is CLOCK_REALTIME)
             ages.append((time.time() - float(headers["x-capture-time"])) * 1000)
-        except (KeyError, ValueError):
+        except (KeyError, TypeError, ValueError):
             pass
     cpu = cpu_seconds(camd.pid) - c0
     st1 = camera_status(camd.sock, camd.camera)
@@ -268,7 +265,7 @@ def snapshot_phase(camd, requests, mode="spaced", warmup=5):
             "age_p50": percentile(ages, 50), "age_p99": percentile(ages, 99),
             "encoded": encoded, "cpu_per_request_ms": cpu / max(len(times), 1) * 1000,
             "encode_ms": st1.get("encode_milliseconds"), "fps": st1.get("measured_fps"),
-            "load": stresslib.loadavg()}
+            "load": camdclient.loadavg()}
 
 
 def stop_camera_phase(camd, seconds):
@@ -278,7 +275,7 @@ def stop_camera_phase(camd, seconds):
     time.sleep(1)
     c0, t0 = cpu_seconds(camd.pid), time.time()
     time.sleep(seconds)
-    return {"cpu_pct": (cpu_seconds(camd.pid) - c0) / (time.time() - t0) * 100, "load": stresslib.loadavg()}
+    return {"cpu_pct": (cpu_seconds(camd.pid) - c0) / (time.time() - t0) * 100, "load": camdclient.loadavg()}
 
 
 # ---------------------------------------------------------------- main
@@ -304,12 +301,12 @@ def main():
 
     clients = [int(c) for c in args.clients.split(",") if c]
     print(f"machine: {machine()}")
-    print(f"camd:    {stresslib.describe_binary(args.camd)}; repo HEAD {repo_state()}")
+    print(f"camd:    {camdclient.describe_binary(args.camd)}; repo HEAD {repo_state()}")
     load = wait_quiet(args.quiet_load, args.quiet_wait)
-    print(f"load average at start: {stresslib.loadavg()}"
+    print(f"load average at start: {camdclient.loadavg()}"
           + ("" if load < args.quiet_load else f" (still above {args.quiet_load} after {args.quiet_wait:.0f} s: figures are noisy)"),
           flush=True)
-    results = {"machine": machine(), "binary": stresslib.describe_binary(args.camd), "repo": repo_state(),
+    results = {"machine": machine(), "binary": camdclient.describe_binary(args.camd), "repo": repo_state(),
                "snapshots": {}, "idle": {}, "streams": [], "memory": {}}
 
     for size in ("1280x720", "1920x1080"):
@@ -361,7 +358,7 @@ def main():
     print(f"machine: {results['machine']}")
     print(f"binary:  {results['binary']}")
     print(f"repo:    HEAD {results['repo']}{'; binary built from ' + args.built_from if args.built_from else ''}; "
-          f"load average now {stresslib.loadavg()}")
+          f"load average now {camdclient.loadavg()}")
     print("\nsnapshot latency, sequential requests on the Unix socket (no stream clients)")
     print("  spaced: 0.1 s apart, each answer needs a fresh encode; b2b: back to back, a JPEG made within one"
           " frame interval is reused; next: ?max_age_ms=0, waits for the next frame")
@@ -388,7 +385,7 @@ def main():
     print("\nmemory (camd, 1920x1080)")
     for name, m in results["memory"].items():
         if m:
-            print(f"  {name:<9} VmRSS {stresslib.mib(m['rss_kib'])}, VmHWM {stresslib.mib(m['hwm_kib'])}")
+            print(f"  {name:<9} VmRSS {camdclient.mib(m['rss_kib'])}, VmHWM {camdclient.mib(m['hwm_kib'])}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1, default=str)

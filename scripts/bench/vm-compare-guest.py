@@ -9,7 +9,6 @@ there (vm-compare.txt, vm-compare.json, logs); sockets, configs and JPEGs live
 in the guest's own /run/bench. Every step is bounded in time.
 """
 import argparse
-import http.client
 import json
 import os
 import re
@@ -24,10 +23,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "stress"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import daemon as bench  # noqa: E402  (scripts/bench/daemon.py: CPU, percentiles, stream phase)
-import stresslib  # noqa: E402
-from stresslib import Camd, call, camera_status  # noqa: E402
+import camdclient  # noqa: E402
+from camdclient import Camd, MultipartStream, call, camera_status  # noqa: E402
 
 DEV = "/dev/video0"
 SIZE, FORMAT, FPS, QUALITY, SKIP = "640x480", "YUYV", 25, 85, 5
@@ -72,7 +71,7 @@ def camd_phase(args, every_frame=False):
     """camd as it ships (encodes only what is asked for), or with encode_every_frame = true (as µStreamer works)."""
     name = "camd-every" if every_frame else "camd"
     camd = Camd(binary=args.camd, workdir=f"{WORK}/{name}", size=SIZE, fps=FPS, camera_id="vivid", log_level="warning")
-    with open(camd.config, "w") as f:  # the same scratch config as stresslib's, on vivid instead of testsrc
+    with open(camd.config, "w") as f:  # the same scratch config as camdclient's, on vivid instead of testsrc
         f.write(f'[daemon]\nsocket = "{camd.sock}"\nsocket_group = ""\nphoto_folder = "{camd.photos}"\n'
                 f'log_level = "warning"\n\n[[camera]]\nid = "vivid"\ndevice = "{DEV}"\nformat = "{FORMAT}"\n'
                 f'size = "{SIZE}"\nfps = {FPS}\nquality = {QUALITY}\n'
@@ -108,12 +107,7 @@ def camd_phase(args, every_frame=False):
 # ---------------------------------------------------------------- µStreamer
 
 def ustreamer_state():
-    conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=5)
-    try:
-        conn.request("GET", "/state")
-        return json.loads(conn.getresponse().read())["result"]
-    finally:
-        conn.close()
+    return json.loads(call(("127.0.0.1", PORT), "GET", "/state", timeout=5)[2])["result"]
 
 
 def ustreamer_snapshots(n, gap, warmup=5):
@@ -123,14 +117,11 @@ def ustreamer_snapshots(n, gap, warmup=5):
         if gap:
             time.sleep(gap)
         t = time.perf_counter()
-        conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=10)
         try:
-            conn.request("GET", "/snapshot")
-            r = conn.getresponse()
-            body = r.read()
+            code, headers, body = call(("127.0.0.1", PORT), "GET", "/snapshot", timeout=10)
             done = time.monotonic()
-            ok = r.status == 200 and body.startswith(b"\xff\xd8")
-            headers = dict(r.getheaders())
+            ok = code == 200 and body.startswith(b"\xff\xd8")
+            headers = dict(headers)
             if i == 0:
                 first_headers = headers
             # µStreamer's grab time is CLOCK_MONOTONIC (get_now_monotonic), like time.monotonic()
@@ -139,8 +130,6 @@ def ustreamer_snapshots(n, gap, warmup=5):
                 ages.append((done - float(grab)) * 1000)
         except OSError:
             ok, body = False, b""
-        finally:
-            conn.close()
         dt = (time.perf_counter() - t) * 1000
         if i < warmup:
             continue
@@ -155,31 +144,8 @@ def ustreamer_snapshots(n, gap, warmup=5):
             "age_p50": bench.percentile(ages, 50), "age_p99": bench.percentile(ages, 99), "headers": first_headers}
 
 
-class MultipartCounter:
-    """Counts parts of a multipart/x-mixed-replace stream by its boundary, without decoding."""
-
-    def __init__(self):
-        self.head = b""
-        self.marker = None
-        self.tail = b""
-        self.parts = 0
-
-    def feed(self, data):
-        if self.marker is None:
-            self.head += data
-            end = self.head.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            m = re.search(rb"boundary=\"?([^\";\r\n]+)", self.head[:end])
-            self.marker = b"--" + (m.group(1) if m else b"boundarydonotcross")
-            data, self.head = self.head[end + 4:], b""
-        buf = self.tail + data
-        self.parts += buf.count(self.marker)
-        self.tail = buf[-(len(self.marker) - 1):]
-
-
 def ustreamer_stream(pid, window, warmup=3.0):
-    counter = MultipartCounter()
+    counter = MultipartStream()  # counts parts in counter.frames
     stop = threading.Event()
     s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
     s.sendall(b"GET /stream HTTP/1.1\r\nHost: localhost\r\n\r\n")
@@ -201,7 +167,7 @@ def ustreamer_stream(pid, window, warmup=3.0):
     t.start()
     try:
         time.sleep(warmup)
-        p0, c0, t0 = counter.parts, bench.cpu_seconds(pid), time.time()
+        p0, c0, t0 = counter.frames, bench.cpu_seconds(pid), time.time()
         fps_samples = []
         end = t0 + window
         while time.time() < end:
@@ -211,7 +177,7 @@ def ustreamer_stream(pid, window, warmup=3.0):
                 fps_samples.append(st["source"]["captured_fps"])
             except (OSError, KeyError, ValueError):
                 pass
-        p1, c1, t1 = counter.parts, bench.cpu_seconds(pid), time.time()
+        p1, c1, t1 = counter.frames, bench.cpu_seconds(pid), time.time()
     finally:
         stop.set()
         t.join(5)
@@ -363,7 +329,7 @@ def main():
             res["camd_every"] = camd_phase(args, every_frame=True)
             res["ustreamer_run"] = ustreamer_phase(args)
         res["cold"] = cold_phase(args)
-        res["load_end"] = stresslib.loadavg()
+        res["load_end"] = camdclient.loadavg()
     except Exception as e:  # noqa: BLE001 - the host must hear about any failure through the share
         import traceback
         res["error"] = traceback.format_exc()

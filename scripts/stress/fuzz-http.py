@@ -45,9 +45,9 @@ import threading
 import time
 import urllib.parse
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stresslib import (Camd, Suite, call, camera_detail, default_camd, describe_binary, loadavg, mib, parse_response,
-                       proc_stats, raw_exchange, status, table)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from camdclient import (Camd, Suite, call, camera_detail, default_camd, describe_binary, loadavg, mib,  # noqa: E402
+                        parse_response, proc_stats, raw_exchange, status, table)
 
 CAM = "synth"
 

@@ -31,9 +31,9 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stresslib import (Camd, Suite, StreamParser, call, camera_status, default_camd, describe_binary, fd_targets,
-                       loadavg, mib, proc_stats, status, stream_request, table)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from camdclient import (Camd, MultipartStream, Suite, call, camera_status, connect, default_camd,  # noqa: E402
+                        describe_binary, fd_targets, loadavg, mib, proc_stats, status, stream_request, table)
 
 
 # ---------------------------------------------------------------- stream clients (own process)
@@ -45,12 +45,10 @@ def stream_clients(sock_path, camera, asked, duration, warmup, results):
     clients = []
     start = time.monotonic()
     for i, fps in enumerate(asked):
-        c = {"id": i, "asked": fps, "parser": StreamParser(), "error": None, "ended": None,
+        c = {"id": i, "asked": fps, "parser": MultipartStream(), "error": None, "ended": None,
              "window_frames": 0, "first": None, "last": None}
         try:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.settimeout(10)
-            s.connect(sock_path)
+            s = connect(sock_path, 10)
             s.sendall(stream_request(camera, fps))
             s.setblocking(False)
             c["sock"] = s
@@ -329,12 +327,9 @@ def phase_load(camd, args, suite, figures):
 
 def slow_reader(sock_path, camera, rate, duration, out):
     """Reads the stream at about `rate` bytes per second with a small receive buffer."""
-    p = StreamParser()
+    p = MultipartStream()
     try:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        s.settimeout(10)
-        s.connect(sock_path)
+        s = connect(sock_path, 10, rcvbuf=4096)
         s.sendall(stream_request(camera))
         end = time.monotonic() + duration
         step = 0.1
@@ -356,9 +351,7 @@ def phase_slow(camd, args, suite, figures):
     ctx = multiprocessing.get_context("fork")
     q = ctx.Queue()
     # the stalled client: connects, asks, never reads
-    stalled = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    stalled.settimeout(10)
-    stalled.connect(camd.sock)
+    stalled = connect(camd.sock, 10)
     stalled.sendall(stream_request(camd.camera))
     slow = {}
     slow_thread = threading.Thread(target=slow_reader, args=(camd.sock, camd.camera, 1024, args.slow_seconds, slow), daemon=True)
@@ -376,7 +369,7 @@ def phase_slow(camd, args, suite, figures):
     second_half = rss[mid:] if len(rss) > 4 else rss
     # Drain the stalled client: how much did camd queue for it, and how old is it?
     drain_start = time.time()
-    p = StreamParser()
+    p = MultipartStream()
     queued = 0
     oldest_lag = None
     stalled.settimeout(2)
@@ -431,11 +424,9 @@ def phase_midframe(camd, args, suite, figures):
     t0 = time.monotonic()
     for i in range(args.midframe):
         try:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.settimeout(10)
-            s.connect(camd.sock)
+            s = connect(camd.sock, 10)
             s.sendall(stream_request(camd.camera))
-            p = StreamParser()
+            p = MultipartStream()
             while True:
                 data = s.recv(2048)
                 if not data:
@@ -446,8 +437,8 @@ def phase_midframe(camd, args, suite, figures):
                 if p.frames >= 1 and p.in_frame:
                     break
             # read until about half the frame is in, then hang up
-            while p.in_frame and p.skip > 6000:
-                data = s.recv(min(2048, p.skip - 6000))
+            while p.in_frame and p.left_in_frame > 6000:
+                data = s.recv(min(2048, p.left_in_frame - 6000))
                 if not data:
                     break
                 p.feed(data)
@@ -484,7 +475,7 @@ def phase_sigterm(camd, args, suite, figures):
     ends = {}
 
     def streamer(i):
-        p = StreamParser()
+        p = MultipartStream()
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             s.settimeout(60)
@@ -507,12 +498,10 @@ def phase_sigterm(camd, args, suite, figures):
     threads = [threading.Thread(target=streamer, args=(i,), daemon=True) for i in range(5)]
     for t in threads:
         t.start()
-    idle = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    idle.settimeout(10)
-    idle.connect(camd.sock)
+    idle = connect(camd.sock, 10)
     idle.sendall(b"GET /v1/status HTTP/1.1\r\nHost: camd\r\n\r\n")
     got = b""
-    from stresslib import response_complete
+    from camdclient import response_complete
     while not response_complete(got):
         got += idle.recv(65536)
     time.sleep(3)

@@ -36,9 +36,9 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stresslib import (Camd, Suite, StreamParser, call, camera_status, default_camd, describe_binary, loadavg, mib,
-                       proc_stats, stream_request, table)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from camdclient import (Camd, MultipartStream, Suite, call, camera_status, default_camd, describe_binary,  # noqa: E402
+                        loadavg, mib, proc_stats, stream_request, table)
 
 
 class Activity:
@@ -112,7 +112,7 @@ class Activity:
             fps = r.choice([None, None, None, 5, 10])
             hold = r.uniform(1, 20)
             mid_frame = r.random() < 0.3
-            p = StreamParser()
+            p = MultipartStream()
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
                 s.settimeout(10)

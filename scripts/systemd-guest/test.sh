@@ -18,6 +18,7 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 exec >>"$SHARE/test.log" 2>&1
 WATCHDOG_SEC=${WATCHDOG_SEC:-6}
 SOCK=/run/camd.sock
+PROBE=$REPO/scripts/systemd-guest/probe.py  # reads camd's saved answers, opens devices
 T0=$SECONDS
 passed=0 failed=0
 : >"$SHARE/results.txt"
@@ -77,27 +78,14 @@ open_in_cgroup() {  # UNIT
     local cg
     cg=/sys/fs/cgroup$(show "$1" ControlGroup)
     [ -e "$cg/cgroup.procs" ] || { echo "no cgroup $cg"; return 2; }
-    sh -c 'echo $$ >"$1/cgroup.procs" && exec python3 -c "
-import os, sys
-try:
-    os.close(os.open(\"/dev/video0\", os.O_RDWR)); print(\"opened\")
-except OSError as e:
-    print(e.strerror); sys.exit(1)"' sh "$cg"
+    sh -c 'echo $$ >"$1/cgroup.procs" && exec python3 "$2" open-device /dev/video0' sh "$cg" "$PROBE"
 }
 
 # The id of the vivid camera in a status reply (vivid is the only camera in
 # the VM): one naming vivid or /dev/video0 that runs, else any running one.
 # With "listed", any state will do, and the state follows the id ("video0 starting").
 vivid_camera() {  # STATUS_JSON [listed]
-    python3 - "$1" "${2:-running}" <<'EOF' 2>/dev/null
-import json, sys
-cams = json.load(open(sys.argv[1])).get("cameras") or []
-listed = sys.argv[2] == "listed"
-candidates = cams if listed else [c for c in cams if c.get("state", "running") == "running"]
-named = [c for c in candidates if any(k in json.dumps(c).lower() for k in ("vivid", "/dev/video0"))]
-for c in named or candidates:
-    print(f"{c.get('id', '')} {c.get('state', '')}" if listed else c.get("id", "")); break
-EOF
+    python3 "$PROBE" camera "$@" 2>/dev/null
 }
 # Waits up to LIMIT s for the status to list a running vivid camera; prints its id.
 wait_camera() {  # LIMIT FILE
@@ -242,7 +230,7 @@ check ready-later "active $(((active_us - start_us) / 1000)) ms after exec (Type
     test "$((active_us - start_us))" -gt 100000
 status_text=$(show camd.service StatusText)
 check status-text "StatusText=$status_text" test -n "$status_text"
-json_pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("pid"))' "$SHARE/status.json" 2>/dev/null)
+json_pid=$(python3 "$PROBE" pid "$SHARE/status.json" 2>/dev/null)
 check status-pid "status pid $json_pid = MainPID $main_pid" test "$json_pid" = "$main_pid"
 # The socket-activating request may be answered before the camera runs (the
 # listener and the cameras start side by side; READY=1 waits for both): the
@@ -299,9 +287,7 @@ fi
 # ---------------------------------------------------------------- journal
 sleep 1
 lines=$(journalctl -b -u camd.service _PID="$main_pid" --no-pager -o cat | wc -l)
-prios=$(journalctl -b -u camd.service _PID="$main_pid" --no-pager -o json | python3 -c '
-import json, sys
-print(" ".join(sorted({json.loads(l).get("PRIORITY", "?") for l in sys.stdin})))')
+prios=$(journalctl -b -u camd.service _PID="$main_pid" --no-pager -o json | python3 "$PROBE" priorities)
 check journal "journalctl -u camd has $lines lines from PID $main_pid, priorities: $prios" test "$lines" -gt 0
 journalctl -b -u camd.service --no-pager -o cat | grep -F '<' | grep -E '^<[0-7]>' | head -3 >"$SHARE/prefix-leaks.txt"
 check journal-prefixes "no raw <N> prefixes left in messages (journald parsed them)" test ! -s "$SHARE/prefix-leaks.txt"
