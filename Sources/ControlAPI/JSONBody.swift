@@ -27,9 +27,14 @@ enum JSONBody {
             throw APIError(.contentTooLarge, "too_large", "request body too large (the limit is \(limit) bytes)")
         }
         if buffer.readableBytes == 0 { return [] }
-        if let offset = trailingComma(in: buffer.readableBytesView) {
+        switch shapeProblem(in: buffer.readableBytesView) {
+        case .trailingComma(let offset)?:
             throw APIError.badRequest("the body is not valid JSON: a trailing comma at byte \(offset) (JSON allows no comma before '}' or ']')",
                                       code: "bad_json")
+        case .duplicateKey(let key, let offset)?:
+            throw APIError.badRequest("the body names \"\(key)\" twice (again at byte \(offset)); give each field once", code: "bad_json")
+        case nil:
+            break
         }
         let parsed: SettingValue
         do {
@@ -48,12 +53,23 @@ enum JSONBody {
 }
 
 extension JSONBody {
-    /// The offset of a comma followed (after whitespace) by '}' or ']', outside strings.
-    /// Foundation's parser on Linux accepts `{"a": 1,}` and `[1,]`; JSON does not, and a
-    /// client that sends them should hear so rather than find out elsewhere. One pass
-    /// over at most `limit` bytes, done before parsing.
-    static func trailingComma(in bytes: some Collection<UInt8>) -> Int? {
+    enum ShapeProblem: Equatable {
+        /// A comma followed (after whitespace) by '}' or ']', at this offset.
+        case trailingComma(Int)
+        /// An object that names a key twice; the offset of the second.
+        case duplicateKey(String, Int)
+    }
+
+    /// The first trailing comma or duplicate key, outside strings. Foundation's parser on Linux
+    /// accepts `{"a": 1,}` and `[1,]`, which JSON does not, and keeps the first of two equal keys,
+    /// so `{"quality": 50, "quality": 0}` would quietly apply 50; a client that sends either
+    /// should hear so. Written by hand because no JSON parser camd has reports them: one
+    /// pass over at most `limit` bytes, before parsing.
+    static func shapeProblem(in bytes: some Collection<UInt8>) -> ShapeProblem? {
+        // Per open container: nil for an array, else the object's keys and whether a key comes next.
+        var containers: [(keys: Set<[UInt8]>, keyNext: Bool)?] = []
         var inString = false, escaped = false
+        var string: [UInt8] = [], stringStart = 0
         var comma: Int?
         for (offset, byte) in bytes.enumerated() {
             if inString {
@@ -63,19 +79,39 @@ extension JSONBody {
                     escaped = true
                 } else if byte == UInt8(ascii: "\"") {
                     inString = false
+                    if let top = containers.last, var object = top, object.keyNext {
+                        guard object.keys.insert(string).inserted else {
+                            return .duplicateKey(String(decoding: string, as: UTF8.self), stringStart)
+                        }
+                        object.keyNext = false
+                        containers[containers.count - 1] = object
+                    }
+                    continue
                 }
+                string.append(byte)
                 continue
             }
             switch byte {
             case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
                 continue
+            case UInt8(ascii: "{"):
+                containers.append((keys: [], keyNext: true))
+            case UInt8(ascii: "["):
+                containers.append(nil)
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                if let comma { return comma }
+                if let comma { return .trailingComma(comma) }
+                if !containers.isEmpty { containers.removeLast() }
             case UInt8(ascii: ","):
+                if let top = containers.last, var object = top {
+                    object.keyNext = true
+                    containers[containers.count - 1] = object
+                }
                 comma = offset
                 continue
             case UInt8(ascii: "\""):
                 inString = true
+                string.removeAll(keepingCapacity: true)
+                stringStart = offset
             default:
                 break
             }

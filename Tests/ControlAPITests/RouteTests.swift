@@ -254,8 +254,31 @@ import VideoCore
             }
         }
         #expect(await cameras.sessions[0].settings.quality == 85)
-        #expect(JSONBody.trailingComma(in: Array(#"[1, 2 , ]"#.utf8)) == 6)
-        #expect(JSONBody.trailingComma(in: Array(#"{"a": ",}", "b": [1, "x\\"], "c": {}}"#.utf8)) == nil)
+        #expect(JSONBody.shapeProblem(in: Array(#"[1, 2 , ]"#.utf8)) == .trailingComma(6))
+        #expect(JSONBody.shapeProblem(in: Array(#"{"a": ",}", "b": [1, "x\\"], "c": {}}"#.utf8)) == nil)
+    }
+
+    /// Foundation keeps the first of two equal keys; camd refuses the body instead of
+    /// applying one of two values the client sent.
+    @Test func aKeyGivenTwiceIsBadJSON() async throws {
+        let (app, cameras) = await app(autostart: false)
+        try await app.test(.router) { client in
+            for body in [#"{"quality": 50, "quality": 0}"#, #"{"photos": {"keep_count": 5, "keep_count": 6}}"#,
+                         #"{"quality": 50, "controls": {"a": 1}, "quality": 51}"#] {
+                try await client.execute(uri: "/v1/cameras/synth/configure", method: .post, body: ByteBuffer(string: body)) { response in
+                    #expect(response.status == .badRequest, "\(body)")
+                    let code = try errorCode(response.body)
+                    #expect(code == "bad_json", "\(body)")
+                }
+            }
+        }
+        #expect(await cameras.sessions[0].settings.quality == 85)
+        // The same key in sibling objects, in arrays, or as a value is no duplicate.
+        for body in [#"{"photos": {"name": "a.jpg"}, "image": {"name": 1}}"#, #"[{"a": 1}, {"a": 2}]"#, #"{"a": "a", "b": "a"}"#,
+                     #"{"a": {"a": {"a": 1}}}"#, #"{"k\"": 1, "k": 2}"#] {
+            #expect(JSONBody.shapeProblem(in: Array(body.utf8)) == nil, "\(body)")
+        }
+        #expect(JSONBody.shapeProblem(in: Array(#"{"a": {"b": 1}, "a": 2}"#.utf8)) == .duplicateKey("a", 16))
     }
 
     @Test func photoNamesInURLsArePercentDecodedOnce() async throws {

@@ -242,6 +242,8 @@ class Generators:
     def invalid_field(self):
         r = self.r
         big = self.pick([1e15, 1e16, 1e300, -1e300, 2 ** 63, -(2 ** 63) - 1, 10 ** 30])
+        # Counts and byte sizes: 1e16 is a whole number JSON may write, so only what no 64-bit integer holds.
+        too_big = self.pick([1e300, -1e300, 2 ** 63, -(2 ** 63) - 1, 10 ** 30])
         wrong = [1, 1.5, True, False, [], {}, [1, 2], {"a": 1}, "", "x"]
         table = {
             "device": [1, 1.5, True, [], {}, ["/dev/video0"], {"path": "/dev/video0"}],
@@ -255,15 +257,16 @@ class Generators:
             "controls": [1, "x", True, [], [["brightness", 1]], {"brightness": {}}, {"brightness": []}, {"brightness": None},
                          {"b": [1]}, {"": {}}],
             "autostart": [1, 0, "true", "yes", [], {}],
-            "idle_stop": ["30s", "30", True, [], {}, 0, 0.5, -1, 86401, 1e308, big],
-            "photos": [1, "x", True, [], [1], {"intervl": 1}, {"interval": "10m"}, {"interval": 0}, {"interval": 0.05},
-                       {"interval": -1}, {"interval": 86400 * 365 + 1}, {"interval": True}, {"interval": []},
+            # durations: seconds or "90s"-style text, at most 100 years (docs/configuration.md, "Kinds of values")
+            "idle_stop": ["soon", "30 s", "-5s", "1e136", True, [], {}, -1, 1e308, 4e9, -0.5],
+            "photos": [1, "x", True, [], [1], {"intervl": 1}, {"interval": "10x"}, {"interval": 0}, {"interval": 0.05},
+                       {"interval": -1}, {"interval": 4e9}, {"interval": True}, {"interval": []},
                        {"name": 1}, {"name": "x.png"}, {"name": "../x.jpg"}, {"name": "a/b.jpg"}, {"name": ".hidden.jpg"},
                        {"name": ""}, {"name": "/etc/x.jpg"}, {"name": ".jpg"}, {"name": "x.jpg/"}, {"name": "x.JPG"},
                        {"name": []}, {"keep_count": 0}, {"keep_count": -1}, {"keep_count": 1.5}, {"keep_count": "5"},
-                       {"keep_count": True}, {"keep_count": big}, {"keep_bytes": 0}, {"keep_bytes": -5}, {"keep_bytes": "2G"},
-                       {"keep_bytes": 1.5}, {"keep_bytes": big}, {"keep_age": 0}, {"keep_age": 0.5}, {"keep_age": -1},
-                       {"keep_age": "7d"}, {"keep_age": []}, {"unknown": 1}, {"interval": 10, "name": "ok.jpg", "x": 1}],
+                       {"keep_count": True}, {"keep_count": too_big}, {"keep_bytes": 0}, {"keep_bytes": -5}, {"keep_bytes": "2X"},
+                       {"keep_bytes": 1.5}, {"keep_bytes": too_big}, {"keep_age": 0}, {"keep_age": "0s"}, {"keep_age": -1},
+                       {"keep_age": "7 days"}, {"keep_age": []}, {"unknown": 1}, {"interval": 10, "name": "ok.jpg", "x": 1}],
         }
         field = self.pick(list(table) + ["unknown"])
         if field == "unknown":
@@ -873,7 +876,9 @@ def main():
     writes = written_paths(strace_log, camd.workdir) if use_strace else None
     photos_real = os.path.realpath(camd.photos)
     allowed = [photos_real + "/", camd.sock]
-    stray = sorted({(c, p) for c, p in writes or [] if not (p + "/").startswith(allowed[0]) and p != camd.sock})
+    # A thread naming itself (pthread_setname_np writes /proc/thread-self/comm) writes no file.
+    stray = sorted({(c, p) for c, p in writes or []
+                    if not (p + "/").startswith(allowed[0]) and p != camd.sock and not re.fullmatch(r"/proc/[\w/-]+/comm", p)})
     log = open(camd.log_path, errors="replace").read()
     unhandled = [l for l in log.splitlines() if "unhandled error" in l]
 
