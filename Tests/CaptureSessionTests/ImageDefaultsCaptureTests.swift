@@ -85,11 +85,21 @@ import VideoCore
         var streamOnly: [EncodedFrame] = []
         while streamOnly.count < 3, let frame = await frames.next() { streamOnly.append(frame) }
         let shot = try await session.snapshot()
-        // Frames an encoder of the pool took before the snapshot was asked for may still be stream-only.
+        // While snapshots keep being asked for, frames carry both copies. Frames queued for the
+        // stream before (many, on a loaded machine) and the few an encoder took before the demand
+        // reached it are still stream-only, so up to 30 frames are read to find 3.
+        let asking = Task {
+            while !Task.isCancelled {
+                _ = try? await session.snapshot()
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
         var skipped = 0, both: [EncodedFrame] = []
-        while both.count < 3, skipped <= 4, let frame = await frames.next() {
+        while both.count < 3, skipped <= 30, let frame = await frames.next() {
             if frame.overlaidOnly { skipped += 1 } else { both.append(frame) }
         }
+        asking.cancel()
+        _ = await asking.value
         await session.stop()
 
         let box = TextOverlay(text: "live", corner: .topLeft).box(in: size)

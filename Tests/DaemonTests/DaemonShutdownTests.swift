@@ -73,9 +73,10 @@ import Glibc
         let log = daemon.log()
         #expect(status == 0, "camd exited with \(status); log:\n\(log.suffix(1500))")
         // camd stops in milliseconds (9 ms measured on a quiet machine); at the start of a parallel
-        // test run on 2 cores one stop took 2.35 s. A listener left open waits the whole
-        // shutdown_timeout (20 s), so a quarter of it tells the two apart under any load.
-        #expect(took < .seconds(5), "camd took \(took) to stop (shutdown_timeout is \(Self.shutdownTimeout) s); log:\n\(log.suffix(1500))")
+        // test run on 2 cores one stop took 2.35 s, and 7.5 s with three busy loops and a VM
+        // beside it. A listener left open waits the whole shutdown_timeout (20 s) and then
+        // exits 1, so half of it tells the two apart under any load.
+        #expect(took < .seconds(Self.shutdownTimeout / 2), "camd took \(took) to stop (shutdown_timeout is \(Self.shutdownTimeout) s); log:\n\(log.suffix(1500))")
         #expect(log.contains("notice: stopped"), "no `stopped` line; log:\n\(log.suffix(1500))")
         #expect(!log.contains("critical"), "log:\n\(log.suffix(1500))")
         #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket file was left behind")

@@ -36,9 +36,11 @@ import Glibc
     }
 
     @Test func aResponseUnderWayIsNotCutByTheIdleTimeout() async throws {
-        try await withListener(idleTimeout: .milliseconds(200)) { path, group in
+        // 600 ms: on a loaded machine the request itself may take a few hundred to be read,
+        // and a connection that has not sent one yet is rightly closed.
+        try await withListener(idleTimeout: .milliseconds(600)) { path, group in
             let client = try RawUnixClient(path: path)
-            // /slow answers after 1 s, five times the idle timeout.
+            // /slow answers after 3 s, five times the idle timeout.
             let answer = try await client.request("GET /slow HTTP/1.1\r\nHost: camd\r\n\r\n")
             #expect(answer.hasPrefix("HTTP/1.1 200"))
             #expect(answer.hasSuffix("done"))
@@ -74,7 +76,7 @@ import Glibc
         let router = Router(context: CamdRequestContext.self)
         router.get("ping") { _, _ in "pong" }
         router.get("slow") { _, _ -> String in
-            try await Task.sleep(for: .seconds(1))
+            try await Task.sleep(for: .seconds(3))
             return "done"
         }
         let (listening, markListening) = AsyncStream.makeStream(of: Void.self)
@@ -179,7 +181,9 @@ private final class RawUnixClient: Sendable {
     }
 }
 
-private func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+/// Runs blocking work (socket reads, child processes) on a Dispatch thread, so it never holds
+/// one of the few threads of Swift's cooperative pool that every parallel test shares.
+func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
     }

@@ -90,15 +90,20 @@ import Testing
         let daemon = try RunningDaemon(tcp: false)
         defer { daemon.cleanUp() }
         try await daemon.waitUntilServing()
-        let client = DaemonClient(socketPath: daemon.socketPath)
+        let socket = daemon.socketPath
         let camctl = try RunningDaemon.executable("camctl")
+        // Some 200 blocking requests and camctl processes: off the cooperative pool, which the
+        // tests running beside this one need (a stop timed by DaemonShutdownTests waited 22 s for it).
+        try await offThePool { try Self.runCases(DaemonClient(socketPath: socket), camctl, socket) }
+    }
 
+    static func runCases(_ client: DaemonClient, _ camctl: URL, _ socket: String) throws {
         for testCase in Self.cases {
             let file = Self.fromFile(testCase)
             let api = try Self.fromAPI(testCase, client)
             #expect(file == api, "\(testCase): camd.toml \(file), the API \(api)")
             if let arguments = testCase.arguments {
-                let command = try Self.fromCamctl(arguments, camctl, daemon.socketPath, client, key: testCase.key)
+                let command = try Self.fromCamctl(arguments, camctl, socket, client, key: testCase.key)
                 #expect(file == command, "\(testCase): camd.toml \(file), camctl \(command)")
             }
             switch file {
