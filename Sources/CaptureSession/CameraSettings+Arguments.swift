@@ -17,12 +17,7 @@ extension CameraSettings {
             let parts = key.split(separator: ".", maxSplits: 1).map(String.init)
             if parts.count == 2, !groups.contains(parts[0]), self.key(parts[0]) != nil {
                 // An entry of a table-valued setting (controls.brightness): gathered into its table.
-                if let index = given.firstIndex(where: { $0.key == parts[0] }), case .table(var entries) = given[index].value {
-                    entries.append((parts[1], value))
-                    given[index].value = .table(entries)
-                } else {
-                    given.append((parts[0], .table([(parts[1], value)])))
-                }
+                SettingValue.insert(value, at: key, into: &given)
             } else {
                 given.append((key, value))
             }
@@ -30,23 +25,13 @@ extension CameraSettings {
         // Read into a scratch copy, then written back as the API's typed values.
         var scratch = CameraSettings(id: "camctl")
         var fields: [(key: String, value: SettingValue)] = []
-        func add(_ key: String, _ value: SettingValue) {
-            let parts = key.split(separator: ".", maxSplits: 1).map(String.init)
-            guard parts.count == 2 else { return fields.append((key, value)) }
-            if let index = fields.firstIndex(where: { $0.key == parts[0] }), case .table(var entries) = fields[index].value {
-                entries.append((parts[1], value))
-                fields[index].value = .table(entries)
-            } else {
-                fields.append((parts[0], .table([(parts[1], value)])))
-            }
-        }
         for (key, value) in given {
             try scratch.apply([nested(key, value)], checkingWhole: false)
-            add(key, Self.key(key)?.value(in: scratch) ?? value)
+            SettingValue.insert(Self.key(key)?.value(in: scratch) ?? value, at: key, into: &fields)
         }
         for key in resets {
             try scratch.apply([nested(key, .null)], checkingWhole: false)
-            add(key, .null)
+            SettingValue.insert(.null, at: key, into: &fields)
         }
         return fields
     }

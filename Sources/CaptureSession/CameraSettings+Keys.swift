@@ -168,19 +168,19 @@ extension CameraSettings {
                 guard case .table(let inner) = value else {
                     throw SettingError(.wrongType, key: name, "must be a table of \(Self.names(in: name).joined(separator: ", ")); got \(value)")
                 }
-                for (innerName, innerValue) in inner {
-                    try next.applyOne("\(name).\(innerName)", innerValue, known: Self.names(in: name))
-                }
+                for (innerName, innerValue) in inner { try next.applyOne("\(name).\(innerName)", innerValue, group: name) }
             } else {
-                try next.applyOne(name, value, known: Self.names(in: "").filter { $0 != "id" })
+                try next.applyOne(name, value, group: "")
             }
         }
         if checkingWhole { try next.check() }
         self = next
     }
 
-    private mutating func applyOne(_ key: String, _ value: SettingValue, known: [String]) throws(SettingError) {
+    private mutating func applyOne(_ key: String, _ value: SettingValue, group: String) throws(SettingError) {
         guard let declaration = Self.key(key) else {
+            // Only an unknown key needs the list of known ones, for its message.
+            let known = Self.names(in: group).filter { $0 != "id" }
             let name = String(key.split(separator: ".").last ?? "")
             let advice = Suggestion.closest(to: name, in: known).map { "did you mean \($0)?" }
                 ?? "known keys here are \(known.joined(separator: ", "))"
@@ -200,19 +200,7 @@ extension CameraSettings {
     /// Every setting as the API's JSON shows it: `id`, then each key, groups as tables.
     public var table: SettingValue {
         var entries: [(key: String, value: SettingValue)] = [("id", .string(id))]
-        for key in Self.keys {
-            if let group = key.group {
-                let value = key.value(in: self)
-                if let index = entries.firstIndex(where: { $0.key == group }), case .table(var inner) = entries[index].value {
-                    inner.append((String(key.name), value))
-                    entries[index].value = .table(inner)
-                } else {
-                    entries.append((group, .table([(String(key.name), value)])))
-                }
-            } else {
-                entries.append((key.key, key.value(in: self)))
-            }
-        }
+        for key in Self.keys { SettingValue.insert(key.value(in: self), at: key.key, into: &entries) }
         return .table(entries)
     }
 }

@@ -25,7 +25,7 @@ public indirect enum SettingValue: Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .bool(let value): return String(value)
         case .integer(let value): return String(value)
-        case .number(let value): return value == value.rounded() && abs(value) < 1e15 ? String(format: value) : String(value)
+        case .number(let value): return value.exactWhole.map { "\($0).0" } ?? String(value)
         case .string(let text): return String(reflecting: text)
         case .list: return "a list"
         case .table: return "a table"
@@ -60,9 +60,27 @@ public indirect enum SettingValue: Sendable, Equatable, CustomStringConvertible 
     }
 }
 
-private extension String {
-    /// A whole-valued double written as TOML and JSON print it ("1.0"), not as "1".
-    init(format value: Double) { self = "\(Int64(value)).0" }
+extension Double {
+    /// The value as a whole number when it is one that prints exactly (below 1e15), else nil.
+    var exactWhole: Int64? { self == rounded() && abs(self) < 1e15 ? Int64(self) : nil }
+}
+
+extension SettingValue {
+    /// Adds `value` to `entries` at `key`: "photos.keep_count" into the table at "photos"
+    /// (made when it is not there yet), a key without a dot at the top.
+    static func insert(_ value: SettingValue, at key: String, into entries: inout [(key: String, value: SettingValue)]) {
+        let parts = key.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { return entries.append((key, value)) }
+        if let index = entries.firstIndex(where: { $0.key == parts[0] }), case .table(var inner) = entries[index].value {
+            inner.append((parts[1], value))
+            entries[index].value = .table(inner)
+        } else {
+            entries.append((parts[0], .table([(parts[1], value)])))
+        }
+    }
+
+    /// A number as the API's JSON writes it: whole numbers as integers.
+    static func writing(_ number: Double) -> SettingValue { number.exactWhole.map(SettingValue.integer) ?? .number(number) }
 }
 
 extension SettingValue: Codable {

@@ -35,13 +35,13 @@ extension ValueReader where Value == Int {
             switch value {
             case .integer(let whole) where whole >= Int64(Int.min) && whole <= Int64(Int.max): number = Int(whole)
             case .integer: throw .invalid
-            case .number(let real) where real == real.rounded() && abs(real) < 1e15: number = Int(real)
+            case .number(let real) where real.exactWhole != nil: number = Int(real)
             case .text(let text):
                 let trimmed = text.trimmingCharacters(in: .whitespaces)
                 if let whole = Int(trimmed) {
                     number = whole
-                } else if let real = Double(trimmed), real == real.rounded(), abs(real) < 1e15 {
-                    number = Int(real)
+                } else if let whole = Double(trimmed)?.exactWhole {
+                    number = Int(whole)
                 } else {
                     throw .invalid
                 }
@@ -68,7 +68,7 @@ extension ValueReader where Value == Double {
             }
             guard number.isFinite, accepts(number) else { throw .invalid }
             return number
-        }, write: { number in number == number.rounded() && abs(number) < 1e15 ? .integer(Int64(number)) : .number(number) })
+        }, write: SettingValue.writing)
     }
 
     /// Seconds: a number, or a duration such as "90s", "10m", "2h", "7d", "1h30m" (see
@@ -84,7 +84,7 @@ extension ValueReader where Value == Double {
             }
             guard let seconds, seconds.isFinite, seconds <= ValueSpelling.longestDuration, accepts(seconds) else { throw .invalid }
             return seconds
-        }, write: { seconds in seconds == seconds.rounded() && abs(seconds) < 1e15 ? .integer(Int64(seconds)) : .number(seconds) })
+        }, write: SettingValue.writing)
     }
 }
 

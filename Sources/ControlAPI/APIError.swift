@@ -87,13 +87,14 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw APIError(error)
         } catch let error as ImageError {
             throw APIError(error)
-        } catch let error as HTTPError where error.status == .notFound && !routes.methods(for: request.uri.path).isEmpty {
-            // The path is camd's; the method is not one it takes.
-            let allowed = routes.methods(for: request.uri.path)
-            throw APIError(.methodNotAllowed, "method_not_allowed",
-                           "\(request.uri.path) takes \(allowed.joined(separator: ", ")), not \(request.method)",
-                           headers: [.allow: allowed.joined(separator: ", ")])
         } catch let error as HTTPError {
+            // A path that is camd's, with a method it does not take, is 405 with the methods it does.
+            let allowed = error.status == .notFound ? routes.methods(for: request.uri.path) : []
+            if !allowed.isEmpty {
+                throw APIError(.methodNotAllowed, "method_not_allowed",
+                               "\(request.uri.path) takes \(allowed.joined(separator: ", ")), not \(request.method)",
+                               headers: [.allow: allowed.joined(separator: ", ")])
+            }
             let code = error.status == .notFound ? "not_found" : error.status == .contentTooLarge ? "too_large" : "http_\(error.status.code)"
             var message = error.body ?? error.status.reasonPhrase
             if error.status == .notFound { message = "no such endpoint: \(request.method) \(request.uri.path); see docs/api.md" }

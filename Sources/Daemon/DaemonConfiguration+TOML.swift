@@ -66,12 +66,11 @@ extension DaemonConfiguration {
         let lines: KeyLines
 
         func configuration(from root: Section) throws(ConfigurationError) -> DaemonConfiguration {
-            var hints: [String: String] = [:]
-            for key in DaemonConfiguration.daemonKeys { hints[key] = "it belongs under [daemon]" }
-            for key in DaemonConfiguration.cameraKeys { hints[key] = "it belongs in a [[camera]] table" }
-            for key in DaemonConfiguration.photoKeys { hints[key] = "it belongs under [camera.photos], below a [[camera]] table" }
-            for key in DaemonConfiguration.imageKeys { hints[key] = "it belongs under [camera.image], below a [[camera]] table" }
-            try checkKeys(root, known: ["daemon", "camera"], hints: hints)
+            try checkKeys(root, known: ["daemon", "camera"], hints: hints(
+                (DaemonConfiguration.daemonKeys, "it belongs under [daemon]"),
+                (DaemonConfiguration.cameraKeys, "it belongs in a [[camera]] table"),
+                (DaemonConfiguration.photoKeys, "it belongs under [camera.photos], below a [[camera]] table"),
+                (DaemonConfiguration.imageKeys, "it belongs under [camera.image], below a [[camera]] table")))
 
             var configuration = DaemonConfiguration()
             if let value = root["daemon"] {
@@ -106,9 +105,8 @@ extension DaemonConfiguration {
 
         /// [daemon]'s values, read by their declarations (DaemonConfiguration+Keys).
         func readDaemon(_ daemon: Section, into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
-            var hints: [String: String] = [:]
-            for key in DaemonConfiguration.cameraKeys + DaemonConfiguration.photoKeys { hints[key] = "it belongs in a [[camera]] table" }
-            try checkKeys(daemon, known: DaemonConfiguration.daemonKeys, hints: hints)
+            try checkKeys(daemon, known: DaemonConfiguration.daemonKeys,
+                          hints: hints((DaemonConfiguration.cameraKeys + DaemonConfiguration.photoKeys, "it belongs in a [[camera]] table")))
             let fields = orderedKeys(daemon).compactMap { key in daemon[key].map { (key: key, value: settingValue($0, at: daemon.path(key))) } }
             do throws(SettingError) {
                 try configuration.apply(fields)

@@ -9,12 +9,11 @@ extension DaemonConfiguration.Reader {
     // MARK: [[camera]]
 
     func readCamera(_ camera: Section) throws(ConfigurationError) -> CameraSettings {
-        var hints: [String: String] = [:]
-        for key in DaemonConfiguration.photoKeys { hints[key] = "it belongs under [camera.photos]" }
-        for key in DaemonConfiguration.imageKeys { hints[key] = "it belongs under [camera.image]" }
-        for key in DaemonConfiguration.locationKeys { hints[key] = "it belongs in location = { latitude = ..., longitude = ... }" }
-        for key in DaemonConfiguration.daemonKeys { hints[key] = "it belongs under [daemon]" }
-        try checkKeys(camera, known: DaemonConfiguration.cameraKeys, hints: hints)
+        try checkKeys(camera, known: DaemonConfiguration.cameraKeys, hints: hints(
+            (DaemonConfiguration.photoKeys, "it belongs under [camera.photos]"),
+            (DaemonConfiguration.imageKeys, "it belongs under [camera.image]"),
+            (DaemonConfiguration.locationKeys, "it belongs in location = { latitude = ..., longitude = ... }"),
+            (DaemonConfiguration.daemonKeys, "it belongs under [daemon]")))
 
         let idExpected = "1 to 64 letters, digits, '-' or '_' (it appears in URLs and file names), such as \"bench\""
         guard let idValue = camera["id"] else {
@@ -31,16 +30,12 @@ extension DaemonConfiguration.Reader {
                 guard let table = value.table else {
                     throw fail(.wrongType, camera.path(key), "must be a table: write [camera.\(key)] below the camera's keys; got \(describe(value))")
                 }
-                var groupHints: [String: String] = [:]
-                for other in DaemonConfiguration.cameraKeys {
-                    groupHints[other] = "it belongs in the [[camera]] table itself, above [camera.\(key)]"
+                let known = CameraSettings.names(in: key)
+                let elsewhere = CameraSettings.groups.filter { $0 != key }.map { group in
+                    (CameraSettings.names(in: group).filter { !known.contains($0) }, "it belongs under [camera.\(group)]")
                 }
-                for group in CameraSettings.groups where group != key {
-                    for other in CameraSettings.names(in: group) where !CameraSettings.names(in: key).contains(other) {
-                        groupHints[other] = "it belongs under [camera.\(group)]"
-                    }
-                }
-                try checkKeys(Section(path: camera.path(key), table: table), known: CameraSettings.names(in: key), hints: groupHints)
+                try checkKeys(Section(path: camera.path(key), table: table), known: known, hints: hints(
+                    [(DaemonConfiguration.cameraKeys, "it belongs in the [[camera]] table itself, above [camera.\(key)]")] + elsewhere))
             }
             fields.append((key, settingValue(value, at: camera.path(key))))
         }

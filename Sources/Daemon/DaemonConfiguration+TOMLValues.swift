@@ -31,6 +31,16 @@ extension DaemonConfiguration.Reader {
 
     // MARK: Errors
 
+    /// Hints for keys written in the wrong table: each key of a list gets its list's hint
+    /// (a later list's, when a key is in two).
+    func hints(_ places: (keys: [String], hint: String)...) -> [String: String] { hints(places) }
+
+    func hints(_ places: [(keys: [String], hint: String)]) -> [String: String] {
+        var hints: [String: String] = [:]
+        for (keys, hint) in places { for key in keys { hints[key] = hint } }
+        return hints
+    }
+
     /// Unknown keys are errors so typos do not pass silently; the first in the file is reported.
     func checkKeys(_ section: Section, known: [String], hints: [String: String]) throws(ConfigurationError) {
         let unknown = section.table.keys.filter { !known.contains($0) }

@@ -45,9 +45,9 @@ struct Controls: ParsableCommand {
         } else {
             // Read as the `controls` setting reads them (names as v4l2-ctl spells them, typed values).
             let controls: SettingValue
-            let arguments = try parseAssignments(assignments).map { name, value in "controls.\(name)=\(value)" }
             do throws(SettingError) {
-                let fields = try CameraSettings.fields(fromArguments: arguments)
+                // validate() has checked that each is NAME=VALUE.
+                let fields = try CameraSettings.fields(fromArguments: assignments.map { "controls.\($0)" })
                 controls = fields.first { $0.key == "controls" }?.value ?? .table([])
             } catch {
                 throw fail(error.description, ExitStatus.usage)
