@@ -33,6 +33,8 @@ let package = Package(
                        providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev"])]),
         // glibc's <malloc.h>: camd pins the allocator's thresholds at start (MemoryPolicy).
         .systemLibrary(name: "CMalloc"),
 
@@ -46,6 +48,10 @@ let package = Package(
         // Always optimized: its pixel loops (SIMD in PlaneConversion+SIMD) are hundreds of
         // times slower at -Onone, too slow for the debug builds the VM tests run.
         .target(name: "JPEG", dependencies: ["CTurboJPEG", "CLibV4LConvert", "CV4L2", "VideoCore"],
+                swiftSettings: strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        // H.264 through FFmpeg: encoders, fragmented MP4, reading videos back for thumbnails.
+        // Optimized in debug builds too, as JPEG is: its plane loops run for every frame.
+        .target(name: "Video", dependencies: ["CFFmpeg", "JPEG", "VideoCore"],
                 swiftSettings: strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Capture-session actors, frame fan-out, photo output; one-shot snapshots.
         .target(name: "CaptureSession", dependencies: [
@@ -95,6 +101,7 @@ let package = Package(
 
         .testTarget(name: "VideoCoreTests", dependencies: ["VideoCore"], swiftSettings: strict),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CV4L2"], swiftSettings: strict),
+        .testTarget(name: "VideoTests", dependencies: ["Video", "JPEG", "VideoCore"], swiftSettings: strict),
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "CTurboJPEG", "CamdTestSupport"], swiftSettings: strict),
         // What several test targets share: reading camd's EXIF back.
         .target(name: "CamdTestSupport", dependencies: ["JPEG"], path: "Tests/CamdTestSupport", swiftSettings: strict),

@@ -78,7 +78,7 @@ extension PlaneConversion {
 
     /// Where luma (the first of each pair of pixels; the second is 2 bytes on) and the
     /// two chroma samples sit in each 4-byte pair of a packed 4:2:2 format.
-    static func packedPositions(_ format: PixelFormat) -> (luma: Int, cb: Int, cr: Int)? {
+    public static func packedPositions(_ format: PixelFormat) -> (luma: Int, cb: Int, cr: Int)? {
         switch format {
         case .yuyv: return (0, 1, 3)
         case .uyvy: return (1, 0, 2)

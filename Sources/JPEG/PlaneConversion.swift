@@ -118,7 +118,7 @@ public enum PlaneConversion {
 
     /// Where a planar frame's (YU12, YV12, 422P, GREY) planes lie in its bytes, whatever its
     /// range; nil for packed and semi-planar layouts.
-    static func planarPlanes(_ layout: FrameLayout) -> Planes? {
+    public static func planarPlanes(_ layout: FrameLayout) -> Planes? {
         guard let subsampling = subsampling(for: layout.format) else { return nil }
         let stride = layout.bytesPerLine > 0 ? layout.bytesPerLine : defaultStride(layout)
         switch layout.format {

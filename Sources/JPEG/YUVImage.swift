@@ -66,6 +66,17 @@ public struct YUVImage: Sendable {
         }
     }
 
+    /// Lends each plane's storage in turn to `body` (plane index, first sample, bytes per
+    /// row, rows), for code outside this module that writes pixels (the video decoder).
+    public mutating func withUnsafeMutablePlanes(_ body: (Int, UnsafeMutablePointer<UInt8>, Int, Int) -> Void) {
+        let planes = subsampling == .gray ? 1 : 3
+        let layout = (0..<planes).map { (offset($0), stride($0), planeHeight($0)) }
+        storage.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for (plane, (offset, stride, rows)) in layout.enumerated() { body(plane, base + offset, stride, rows) }
+        }
+    }
+
     /// The sample at (x, y) of a plane, for tests and image operations.
     public func sample(plane: Int, x: Int, y: Int) -> UInt8 {
         storage[offset(plane) + y * stride(plane) + x]
