@@ -55,7 +55,7 @@ let package = Package(
                 swiftSettings: strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Capture-session actors, frame fan-out, photo output; one-shot snapshots.
         .target(name: "CaptureSession", dependencies: [
-            "V4L2", "JPEG", "VideoCore",
+            "V4L2", "JPEG", "Video", "VideoCore",
             .product(name: "SystemPackage", package: "swift-system"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),

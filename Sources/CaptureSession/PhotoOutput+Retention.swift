@@ -3,6 +3,19 @@ import SystemPackage
 import Glibc
 #endif
 
+/// A camera's retention limits for one kind of media: `[camera.photos]` for photos,
+/// `[camera.video]` for movies. Each kind is counted and trimmed on its own.
+public protocol RetentionLimits: Sendable {
+    /// Keep at most this many files of the kind.
+    var keepCount: Int? { get }
+    /// Keep at most this many bytes of the kind.
+    var keepBytes: Int64? { get }
+    /// Delete files of the kind older than this.
+    var keepSeconds: Double? { get }
+}
+
+extension PhotoSettings: RetentionLimits {}
+
 extension PhotoOutput {
     /// What one retention pass removed, for logs and metrics.
     public struct RetentionResult: Sendable, Hashable {
@@ -20,19 +33,21 @@ extension PhotoOutput {
     /// is never deleted for the bytes limit, even if it alone exceeds it.
     /// `save` runs this after every photo.
     @discardableResult
-    public func applyRetention(camera: String, settings: PhotoSettings,
+    public func applyRetention(camera: String, settings: some RetentionLimits, kind: MediaKind = .photo,
                                now: Double = PhotoOutput.currentTime()) async -> RetentionResult {
-        await retain(camera: camera, settings: settings, now: now, protecting: nil)
+        await retain(camera: camera, settings: settings, kind: kind, now: now, protecting: nil)
     }
 
-    /// - Parameter protecting: a photo to keep whatever the limits say: the one just saved.
+    /// - Parameter protecting: a file to keep whatever the limits say: the one just saved.
     @discardableResult
-    func retain(camera: String, settings: PhotoSettings, now: Double, protecting: String?) async -> RetentionResult {
+    func retain(camera: String, settings: some RetentionLimits, kind: MediaKind = .photo, now: Double,
+                protecting: String?) async -> RetentionResult {
         var result = RetentionResult()
         guard settings.keepCount != nil || settings.keepBytes != nil || settings.keepSeconds != nil else { return result }
         await loadIndex()
         guard let photos = index[camera] else { return result }
-        let victims = Self.retentionVictims(photos.ascending, settings: settings, now: now, protecting: protecting)
+        let victims = Self.retentionVictims(photos.ascending.filter { $0.kind == kind }, settings: settings, now: now,
+                                            protecting: protecting)
         guard !victims.isEmpty else { return result }
 
         let root = self.root
@@ -64,7 +79,7 @@ extension PhotoOutput {
     }
 
     /// The photos to delete, oldest first, from one camera's photos sorted oldest first.
-    static func retentionVictims(_ ascending: [PhotoRecord], settings: PhotoSettings, now: Double,
+    static func retentionVictims(_ ascending: [PhotoRecord], settings: some RetentionLimits, now: Double,
                                  protecting: String?) -> [PhotoRecord] {
         var victims: [PhotoRecord] = []
         var kept: [PhotoRecord] = []

@@ -54,6 +54,10 @@ public actor PhotoOutput {
         public var retentionFailures = 0
         /// Temporary files of a killed run removed by `removeStaleTemporaryFiles()`.
         public var staleTemporaryFilesRemoved = 0
+        /// Movies given their names: recordings and timelapses finished, and those
+        /// recovered at start-up from a killed run (`recoverInterruptedRecordings`).
+        public var moviesSaved = 0
+        public var moviesRecovered = 0
         /// Photos on disk now, and their bytes (0 until the folders were first scanned).
         public var photosStored = 0
         public var bytesStored = 0
@@ -147,21 +151,22 @@ public actor PhotoOutput {
         return name
     }
 
-    private static func freeName(_ wanted: String, in folders: [String]) throws(PhotoError) -> String {
-        let stem = wanted.dropLast(photoExtension.count)
+    static func freeName(_ wanted: String, in folders: [String]) throws(PhotoError) -> String {
+        let ending = (MediaKind(fileName: wanted) ?? .photo).fileExtension
+        let stem = wanted.dropLast(ending.count)
         for counter in 1...9_999 {
-            let candidate = counter == 1 ? wanted : "\(stem)-\(counter)\(photoExtension)"
+            let candidate = counter == 1 ? wanted : "\(stem)-\(counter)\(ending)"
             guard candidate.utf8.count <= maximumNameBytes else {
                 throw .invalidName("The photo name \(candidate) is longer than \(maximumNameBytes) bytes. Shorten the camera's photo name pattern.")
             }
             var status = stat()
             if !folders.contains(where: { lstat(join($0, candidate), &status) == 0 }) { return candidate }
         }
-        throw .ioFailure("Photos named \(wanted) and \(wanted.dropLast(photoExtension.count))-2 to -9999\(photoExtension) all exist. Add {ms} or {seq} to the camera's photo name pattern so names differ.")
+        throw .ioFailure("Files named \(wanted) and \(stem)-2 to -9999\(ending) all exist. Add {ms} or {seq} to the camera's photo name pattern so names differ.")
     }
 
     /// Creates the root folder and any missing parents; a root that is a symbolic link to a folder is fine.
-    private static func makeRoot(_ path: String) throws(PhotoError) {
+    static func makeRoot(_ path: String) throws(PhotoError) {
         var status = stat()
         if stat(path, &status) == 0 {
             guard status.st_mode & S_IFMT == S_IFDIR else {
@@ -183,7 +188,7 @@ public actor PhotoOutput {
     }
 
     /// Creates a camera's folder; refuses one that exists as a file or a symbolic link.
-    private static func makeCameraFolder(_ folder: String, root: String) throws(PhotoError) {
+    static func makeCameraFolder(_ folder: String, root: String) throws(PhotoError) {
         if mkdir(folder, 0o755) == 0 { return }
         let cause = Errno(rawValue: errno)
         guard cause == .fileExists else {
@@ -213,12 +218,16 @@ public actor PhotoOutput {
     ///   - until: only photos captured before this time; pass the oldest time of
     ///     one page to get the next.
     ///   - limit: at most this many.
+    ///   - kind: only photos or only movies; nil for both.
     public func list(camera: String? = nil, since: Double? = nil, until: Double? = nil,
-                     limit: Int? = nil) async -> [PhotoRecord] {
+                     limit: Int? = nil, kind: MediaKind? = nil) async -> [PhotoRecord] {
         await loadIndex()
         let wanted = max(limit ?? Int.max, 0)
         let cameras = camera.map { index[$0].map { [$0] } ?? [] } ?? Array(index.values)
-        var slices = cameras.map { $0.slice(since: since, until: until) }
+        var slices = cameras.map { photos in
+            let slice = photos.slice(since: since, until: until)
+            return kind.map { kind in ArraySlice(slice.filter { $0.kind == kind }) } ?? slice
+        }
         var result: [PhotoRecord] = []
         // Merge the cameras' sorted lists from their newest ends.
         while result.count < wanted {
@@ -443,7 +452,6 @@ public actor PhotoOutput {
 
     // MARK: - Names
 
-    static let photoExtension = ".jpg"
     static let maximumNameBytes = 255
 
     /// The file name `pattern` gives for one photo: `{camera}`, `{date}` (YYYYMMDD),
@@ -497,13 +505,13 @@ public actor PhotoOutput {
         if bytes.contains(UInt8(ascii: "/")) { return "it contains '/'" }
         if name == "." || name == ".." { return "it names a folder" }
         if name.hasPrefix(".") { return "it starts with '.'" }
-        if !name.hasSuffix(photoExtension) || bytes.count == photoExtension.utf8.count {
-            return "it does not end in \(photoExtension)"
+        guard let kind = MediaKind(fileName: name), bytes.count > kind.fileExtension.utf8.count else {
+            return "it does not end in .jpg or .mp4"
         }
         return nil
     }
 
-    private static func checkCamera(_ camera: String) throws(PhotoError) {
+    static func checkCamera(_ camera: String) throws(PhotoError) {
         guard CameraSettings.isValidID(camera) else {
             throw .invalidName("\(quoted(camera)) is not a camera id: use 1 to 64 letters, digits, '-' and '_'.")
         }
