@@ -10,11 +10,11 @@ extension CameraSettings {
     public typealias Key = SettingKey<CameraSettings>
 
     /// Every setting but `id`, in the order docs list them.
-    public static let keys: [Key] = deviceKeys + encoderKeys + photoKeys + imageKeys
+    public static let keys: [Key] = deviceKeys + encoderKeys + photoKeys + imageKeys + videoKeys
 
     /// The groups whose keys are set one by one (`photos.keep_count`); every other
     /// table-valued setting (`controls`, `location`) is set as a whole.
-    public static let groups = ["photos", "image"]
+    public static let groups = ["photos", "image", "video"]
 
     public static func key(_ name: String) -> Key? { keys.first { $0.key == name } }
 

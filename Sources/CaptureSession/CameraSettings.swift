@@ -1,6 +1,7 @@
 import Foundation
 import JPEG
 import V4L2
+import Video
 import VideoCore
 
 /// How one camera should run: what the config file's `[[camera]]` table and
@@ -23,6 +24,8 @@ public struct CameraSettings: Sendable, Hashable {
     public var photos: PhotoSettings
     /// What snapshots and saved photos look like when a request does not say (`[camera.image]`).
     public var image: ImageSettings
+    /// The H.264 stage and the camera's recordings (`[camera.video]`).
+    public var video: VideoSettings
     /// Where the camera stands, written into the GPS IFD of every saved photo (`location`); nil for none.
     public var location: EXIF.GPSPosition?
     /// Encoder threads for this camera's stream (`encoder_threads`): frames are encoded
@@ -39,7 +42,8 @@ public struct CameraSettings: Sendable, Hashable {
 
     public init(id: String, device: String? = nil, format: PixelFormat? = nil, size: FrameSize? = nil, fps: Double? = nil,
                 quality: Int = 85, controls: [String: String] = [:], autostart: Bool = true, idleStopSeconds: Double = 30,
-                photos: PhotoSettings = PhotoSettings(), image: ImageSettings = ImageSettings(), location: EXIF.GPSPosition? = nil,
+                photos: PhotoSettings = PhotoSettings(), image: ImageSettings = ImageSettings(), video: VideoSettings = VideoSettings(),
+                location: EXIF.GPSPosition? = nil,
                 encoderThreads: Int = CameraSettings.defaultEncoderThreads, encodeEveryFrame: Bool = false) {
         self.id = id
         self.device = device
@@ -52,6 +56,7 @@ public struct CameraSettings: Sendable, Hashable {
         self.idleStopSeconds = idleStopSeconds
         self.photos = photos
         self.image = image
+        self.video = video
         self.location = location
         self.encoderThreads = encoderThreads
         self.encodeEveryFrame = encodeEveryFrame
@@ -96,6 +101,40 @@ public struct PhotoSettings: Sendable, Hashable {
                 keepCount: Int? = nil, keepBytes: Int64? = nil, keepSeconds: Double? = nil) {
         self.intervalSeconds = intervalSeconds
         self.namePattern = namePattern
+        self.keepCount = keepCount
+        self.keepBytes = keepBytes
+        self.keepSeconds = keepSeconds
+    }
+}
+
+/// What the video stage and the recordings do for one camera (`[camera.video]`).
+public struct VideoSettings: Sendable, Hashable, RetentionLimits {
+    /// Whether the camera records on its own.
+    public enum RecordMode: String, Sendable, Hashable, CaseIterable {
+        /// Only when asked (`POST /v1/cameras/{id}/recordings`).
+        case off
+        /// Always while the camera runs, in files of `segmentSeconds`.
+        case continuous
+    }
+
+    /// The encoder, its rate and its keyframe interval.
+    public var encoder: VideoEncoderSettings
+    public var record: RecordMode
+    /// The length of one file of a continuous recording; a file ends at the first keyframe after it.
+    public var segmentSeconds: Double
+    /// Retention of the camera's movies, counted apart from its photos.
+    public var keepCount: Int?
+    public var keepBytes: Int64?
+    public var keepSeconds: Double?
+
+    public static let defaultSegmentSeconds = 600.0
+
+    public init(encoder: VideoEncoderSettings = VideoEncoderSettings(), record: RecordMode = .off,
+                segmentSeconds: Double = VideoSettings.defaultSegmentSeconds,
+                keepCount: Int? = nil, keepBytes: Int64? = nil, keepSeconds: Double? = nil) {
+        self.encoder = encoder
+        self.record = record
+        self.segmentSeconds = segmentSeconds
         self.keepCount = keepCount
         self.keepBytes = keepBytes
         self.keepSeconds = keepSeconds

@@ -54,6 +54,8 @@ public struct CameraStatus: Sendable, Codable {
     /// thread, plus each encoder's planes. Encoded JPEGs (a few per stream client, far
     /// smaller) are not counted. Nil while not running.
     public var frameMemoryBytes: Int?
+    /// The H.264 stage and the camera's recording.
+    public var video: VideoStatus = VideoStatus()
     /// In a configure's answer only: what the change restarted.
     public var restart: ConfigureRestart? = nil
 
@@ -64,7 +66,7 @@ public struct CameraStatus: Sendable, Codable {
         case id, state, reason, device, source, card, format, size, requestedSize
         case requestedFPS = "requestedFps", configuredFPS = "configuredFps", measuredFPS = "measuredFps"
         case quality, framesCaptured, framesEncoded, framesDropped, errors, lastError, lastErrorKind, photoError
-        case streamClients, startedOnDemand, encodeMilliseconds, encoderThreads, frameMemoryBytes, restart
+        case streamClients, startedOnDemand, encodeMilliseconds, encoderThreads, frameMemoryBytes, video, restart
     }
 
     /// `frameMemoryBytes` for a configuration: (buffers + 1 + encoders) frames + encoders × planes.
@@ -74,6 +76,32 @@ public struct CameraStatus: Sendable, Codable {
     }
 }
 
+/// A camera's H.264 stage: whether it runs (only while something wants video), which
+/// encoder it chose and why not the others, and what it has encoded since camd started.
+public struct VideoStatus: Sendable, Codable, Hashable {
+    /// Whether the encoder thread runs: a recording or a live client wants video.
+    public var running = false
+    /// Recordings and live clients taking the H.264 now.
+    public var consumers = 0
+    /// The encoder in use or last used ("libx264"); nil before the first.
+    public var encoder: String?
+    /// Why each encoder tried before it was not used.
+    public var encoderNotUsed: [String] = []
+    public var framesEncoded = 0
+    public var keyframes = 0
+    /// Keyframes asked for when a consumer joined, rather than waited for.
+    public var keyframesRequested = 0
+    public var bytesEncoded = 0
+    /// Mean time to convert and encode one frame, milliseconds.
+    public var encodeMilliseconds: Double?
+    /// The last failure of the stage (an encoder that would not open, a format it cannot take).
+    public var error: String?
+    /// The camera's recording.
+    public var recording = RecordingStatus()
+
+    public init() {}
+}
+
 /// What a change of a camera's settings restarts while it runs: only what must.
 public enum ConfigureRestart: String, Sendable, Codable {
     /// The device is closed and opened again (device, format, size, fps, controls).
@@ -81,13 +109,18 @@ public enum ConfigureRestart: String, Sendable, Codable {
     /// The capture keeps running; new encoders take over from the next frame (quality,
     /// encoder threads, `encode_every_frame`, image defaults).
     case encoders
+    /// The capture and the JPEG streams keep running; the H.264 encoder opens again with
+    /// the new settings, and recordings go on into a new file (the `[camera.video]` encoder keys).
+    case video
     /// Nothing restarts (photos, retention, `idle_stop`, `autostart`, location).
     case none
 
     /// What a change from `old` to `new` restarts: the most any changed setting's declaration says.
     public static func needed(from old: CameraSettings, to new: CameraSettings) -> ConfigureRestart {
         let changed = CameraSettings.keys.filter { $0.value(in: old) != $0.value(in: new) }
-        if changed.contains(where: { $0.restart == .device }) { return .device }
-        return changed.contains(where: { $0.restart == .encoders }) ? .encoders : .none
+        for restart in [ConfigureRestart.device, .encoders, .video] where changed.contains(where: { $0.restart == restart }) {
+            return restart
+        }
+        return .none
     }
 }

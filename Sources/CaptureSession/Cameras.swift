@@ -12,3 +12,16 @@ public struct Cameras: Sendable {
 
     public var ids: [String] { sessions.map(\.id) }
 }
+
+/// Each camera's recorder, by camera id, sharing the daemon's media library.
+public struct Recorders: Sendable {
+    public let all: [MovieRecorder]
+
+    public init(cameras: Cameras, photos: PhotoOutput) {
+        all = cameras.sessions.map { MovieRecorder(session: $0, output: photos) }
+    }
+
+    public subscript(id: String) -> MovieRecorder? {
+        all.first { $0.camera == id }
+    }
+}

@@ -15,6 +15,10 @@ public actor CaptureSession {
     public private(set) var state: SessionState = .idle
     private var reason: String?
     private let hub = FrameHub()
+    /// The H.264 stage: runs only while a recording (or a live client) wants video.
+    private let video: VideoStage
+    /// What the camera's `MovieRecorder` last reported, for status.
+    private var recording = RecordingStatus()
     private let logger: Logger
     private var worker: CaptureWorker?
     private var source: String?
@@ -55,6 +59,7 @@ public actor CaptureSession {
         var logger = logger
         logger[metadataKey: "camera"] = .string(settings.id)
         self.logger = logger
+        video = VideoStage(camera: settings.id, hub: hub, settings: settings.video.encoder, logger: logger)
     }
 
     // MARK: life cycle
@@ -99,6 +104,7 @@ public actor CaptureSession {
         idleWatch = nil
         worker.requestStop()
         hub.close()
+        video.interrupt()
         await withCheckedContinuation { stopWaiters.append($0) }
         return status()
     }
@@ -139,6 +145,7 @@ public actor CaptureSession {
         let previous = settings
         let restart = ConfigureRestart.needed(from: previous, to: new)
         settings = new
+        video.update(settings: new.video.encoder)
         guard worker != nil, restart != .none else { return status(restart: worker == nil ? ConfigureRestart.none : restart) }
         if restart == .encoders {
             logger.info("new encoders: \(describe(new))")
@@ -294,6 +301,20 @@ public actor CaptureSession {
         return hub.subscribe()
     }
 
+    /// Adds a consumer of the camera's H.264 (a recording); the camera is started for it if
+    /// it is not running, and kept running while the consumer stays.
+    func addVideoConsumer(_ consumer: any VideoConsumer) async throws(SessionError) -> UInt64 {
+        lastUse = .now
+        try await ensureRunning()
+        video.setFrameRate(configuration?.interval?.fps ?? settings.fps)
+        return video.add(consumer)
+    }
+
+    func removeVideoConsumer(_ id: UInt64) {
+        video.remove(id)
+        lastUse = .now
+    }
+
     /// Whether a snapshot or stream asked for now would be served, without starting the
     /// camera or waiting for a frame: throws what `snapshot()` would throw at once (a
     /// failed or lost device, a stopping camera). For `HEAD`, which must not capture.
@@ -431,7 +452,30 @@ public actor CaptureSession {
                                               driverBuffers: source?.hasPrefix(FrameSources.syntheticName) == true ? 0 : CaptureStream.defaultBufferCount,
                                               encoderThreads: settings.encoderThreads)
             },
-            restart: restart)
+            video: videoStatus(), restart: restart)
+    }
+
+    private func videoStatus() -> VideoStatus {
+        let stage = video.snapshot
+        var status = VideoStatus()
+        status.running = stage.running
+        status.consumers = stage.consumers
+        status.encoder = stage.counters.encoder
+        status.encoderNotUsed = stage.counters.encoderNotUsed
+        status.framesEncoded = stage.counters.framesEncoded
+        status.keyframes = stage.counters.keyframes
+        status.keyframesRequested = stage.counters.keyframesRequested
+        status.bytesEncoded = stage.counters.bytesEncoded
+        status.encodeMilliseconds = stage.counters.framesEncoded > 0
+            ? (stage.counters.encodeSeconds / Double(stage.counters.framesEncoded) * 10_000).rounded() / 10 : nil
+        status.error = stage.counters.error
+        status.recording = recording
+        return status
+    }
+
+    /// The recorder's news, shown in status.
+    func noteRecording(_ status: RecordingStatus) {
+        recording = status
     }
 
     /// Encode times since the daemon started.
@@ -449,10 +493,12 @@ public actor CaptureSession {
             self.card = cardName
             self.configuration = configuration
             logger.info("streaming \(name): \(configuration.layout)\(configuration.interval.map { " at \($0)" } ?? "")")
+            video.setFrameRate(configuration.interval?.fps ?? settings.fps)
             settle()
         case .lost(let error, let retryIn):
             guard !sender.isStopping else { break }
             record(error, state: .waitingForDevice)
+            video.interrupt()
             logger.warning("\(error.message); retrying in \(retryIn) s")
             settle()
         case .failed(let error):
@@ -520,8 +566,8 @@ public actor CaptureSession {
 
     private func isIdleLongEnough() -> Bool {
         guard startedOnDemand, worker != nil else { return false }
-        // A stream client, or a snapshot still waiting for a slow start or its frame, is use.
-        if hub.subscriberCount > 0 || snapshotsInProgress > 0 { lastUse = .now; return false }
+        // A stream client, a recording, or a snapshot still waiting for a slow start or its frame, is use.
+        if hub.subscriberCount > 0 || snapshotsInProgress > 0 || video.snapshot.consumers > 0 { lastUse = .now; return false }
         return ContinuousClock.now - lastUse > .seconds(settings.idleStopSeconds)
     }
 

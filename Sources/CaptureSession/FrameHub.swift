@@ -33,6 +33,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// Encode every frame, wanted or not (`encode_every_frame`).
     private var encodesEveryFrame = false
     private var subscribers: [UInt64: AsyncStream<EncodedFrame>.Continuation] = [:]
+    /// The video stage's run while it wants every frame; nil when no one wants video.
+    private var videoRun: UInt64?
     private var nextID: UInt64 = 0
     private var closed = false
     /// Bumped on every open and close, so an encoder thread from a previous run exits.
@@ -86,7 +88,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     func wantsPixels(now: Double = FrameHub.monotonicNow()) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return encodesEveryFrame || !subscribers.isEmpty || !waiters.isEmpty || !rawWaiters.isEmpty
+        return encodesEveryFrame || !subscribers.isEmpty || !waiters.isEmpty || !rawWaiters.isEmpty || videoRun != nil
             || now - lastDemand < Self.warmSeconds
     }
 
@@ -339,6 +341,37 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
             self.condition.unlock()
         }
         return stream
+    }
+
+    // MARK: the video stage
+
+    /// Starts a run of the video stage: from now on every frame's pixels are kept for it.
+    func startVideo(run: UInt64) {
+        condition.lock()
+        videoRun = run
+        condition.unlock()
+    }
+
+    /// Ends the video stage's run `run`: its thread's wait returns nil.
+    func stopVideo(run: UInt64) {
+        condition.lock()
+        if videoRun == run { videoRun = nil }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The newest raw frame after `generation`, for the video stage's run `run`: waits for
+    /// the capture thread (across stops and restarts of the camera) and returns nil once
+    /// the run is over. Frames that came while the stage was busy are skipped; their
+    /// timestamps say so to the encoder.
+    func nextVideoFrame(after generation: UInt64, run: UInt64) -> (Frame, UInt64)? {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            guard videoRun == run else { return nil }
+            if rawGeneration > generation, let frame = latestRaw { return (frame, rawGeneration) }
+            condition.wait()
+        }
     }
 
     var subscriberCount: Int {

@@ -27,6 +27,8 @@ public struct DaemonInfo: Sendable {
 public struct APIServices: Sendable {
     public var cameras: Cameras
     public var photos: PhotoOutput
+    /// Each camera's recorder, writing into `photos`.
+    public var recorders: Recorders
     public var daemon: DaemonInfo
     public var logger: Logger
     public var access: AccessPolicy
@@ -35,6 +37,7 @@ public struct APIServices: Sendable {
                 access: AccessPolicy = AccessPolicy()) {
         self.cameras = cameras
         self.photos = photos
+        recorders = Recorders(cameras: cameras, photos: photos)
         self.daemon = daemon
         self.logger = logger
         self.access = access
@@ -55,6 +58,8 @@ public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
     addStatusRoutes(v1, services)
     addCameraRoutes(v1, services)
     addPhotoRoutes(v1, services)
+    addMediaRoutes(v1, services)
+    addRecordingRoutes(v1, services)
     router.get("metrics") { _, _ in try await Metrics.response(services) }
     routes.fill(from: router)
     return router

@@ -3,49 +3,37 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import JPEG
+import Video
 
 func addPhotoRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServices) {
+    // Photos only, as before movies: `/v1/media` lists both.
     v1.get("photos") { request, _ in
-        let query = request.uri.queryParameters
-        let camera = query.get("camera")
-        if let camera, services.cameras[camera] == nil, !CameraSettings.isValidID(camera) {
-            throw APIError.badRequest("camera must be a camera id; got \"\(camera)\"", code: "bad_parameter")
-        }
-        let since = try time(query.get("since"), "since")
-        let until = try time(query.get("until"), "until")
-        let limit = try query.get("limit").map { text -> Int in
-            guard let value = Int(text), value >= 1, value <= 100_000 else {
-                throw APIError.badRequest("limit must be a whole number from 1 to 100000; got \"\(text)\"", code: "bad_parameter")
-            }
-            return value
-        }
-        return try JSONBody.response(await services.photos.list(camera: camera, since: since, until: until, limit: limit))
+        let selection = try MediaSelection(request.uri.queryParameters, services)
+        return try JSONBody.response(await services.photos.list(camera: selection.camera, since: selection.since,
+                                                                until: selection.until, limit: selection.limit, kind: .photo))
     }
     v1.get("photos/contact-sheet") { request, _ in
         try await contactSheet(request, services)
     }
     v1.get("photos/:name") { request, context in
         let name = try photoName(context)
-        let render = try RenderRequest(request)
         let (record, path) = try await services.photos.file(named: name)
-        var bytes = try await BlockingIO.run { try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) }
-        if !render.isIdentity {
-            // The re-encoded copy keeps what the saved photo's EXIF said: its camera and where it stands.
-            let session = services.cameras[record.camera]
-            let settings = await session?.settings
-            bytes = try await render.apply(to: bytes, captureTime: record.captureTime, camera: record.camera,
-                                           card: await session?.card, sequence: UInt64(record.sequence ?? 0),
-                                           quality: settings?.quality ?? 85, location: settings?.location)
-        }
-        return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "max-age=3600",
-                                               HTTPField.Name("X-Capture-Time")!: String(format: "%.6f", record.captureTime)],
-                        body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        try onlyPhoto(record)
+        return try await photoResponse(request, record, path, services)
     }
     v1.delete("photos/:name") { request, context in
         let name = try photoName(context)
+        try onlyPhoto(try await services.photos.file(named: name).record)
         await audit(request, context, services)
         try await services.photos.delete(named: name)
         return Response(status: .noContent)
+    }
+}
+
+/// `/v1/photos/{name}` is for photos; a movie is served and deleted under `/v1/media/{name}`.
+private func onlyPhoto(_ record: PhotoRecord) throws {
+    guard record.kind == .photo else {
+        throw APIError(PhotoError.notFound("\(record.name) is a movie, not a photo: use /v1/media/\(record.name)"))
     }
 }
 
@@ -82,17 +70,22 @@ func contactSheet(_ request: Request, _ services: APIServices) async throws -> R
     guard records.count <= ContactSheet.maximumCells else {
         throw APIError(ImageError.tooManyPhotos(count: records.count, limit: ContactSheet.maximumCells))
     }
-    var paths: [String] = []
+    var files: [(path: String, kind: MediaKind, duration: Double)] = []
     for record in records.reversed() {  // oldest first
-        paths.append((try? await services.photos.file(named: record.name, camera: record.camera).path) ?? "")
+        let path = (try? await services.photos.file(named: record.name, camera: record.camera).path) ?? ""
+        files.append((path, record.kind, record.duration ?? 0))
     }
-    let labels = records.reversed().map { contactSheetLabel(for: $0.captureTime) }
-    let files = paths
+    // A movie is shown by its poster frame (a second in, or its middle if shorter), marked as a video.
+    let labels = records.reversed().map { ($0.kind == .video ? "VIDEO " : "") + contactSheetLabel(for: $0.captureTime) }
+    let chosen = files
     let jpeg: [UInt8]
     do {
         jpeg = try await RenderPool.shared.run { (pipeline) throws(ImageError) -> [UInt8] in
-            try sheet.jpeg(count: files.count, with: pipeline, quality: 85, label: { labels[$0] }, jpeg: { index in
-                FileManager.default.contents(atPath: files[index]).map { [UInt8]($0) }
+            try sheet.jpeg(count: chosen.count, with: pipeline, quality: 85, label: { labels[$0] }, jpeg: { index in
+                let file = chosen[index]
+                guard file.kind == .video else { return FileManager.default.contents(atPath: file.path).map { [UInt8]($0) } }
+                return try? VideoThumbnail.jpeg(path: file.path, at: min(1, file.duration / 2),
+                                                geometry: Geometry(longestSide: 2 * sheet.cell), quality: 90, pipeline: pipeline)
             })
         }
     } catch {
@@ -116,7 +109,7 @@ func contactSheetLabel(for time: Double, now: Double = Date().timeIntervalSince1
 }
 
 /// A time given as seconds since 1970 or as ISO 8601 ("2026-11-22T06:00:00Z").
-private func time(_ text: String?, _ name: String) throws -> Double? {
+func time(_ text: String?, _ name: String) throws -> Double? {
     guard let text else { return nil }
     if let seconds = Double(text), seconds.isFinite { return seconds }
     // With fractional seconds (".5Z", as JavaScript's toISOString() writes) or without.

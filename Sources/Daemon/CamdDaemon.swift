@@ -73,7 +73,7 @@ public enum CamdDaemon {
                                     idleTimeout: .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))) {
             await readiness.mark(.listening)
         }
-        let cameraService = CameraService(cameras: cameras, photos: photos, logger: logger) {
+        let cameraService = CameraService(cameras: cameras, photos: photos, recorders: services.recorders, logger: logger) {
             await readiness.mark(.camerasStarted)
         }
         let (restartRequests, requestRestart) = AsyncStream.makeStream(of: Void.self)

@@ -32,6 +32,9 @@ public final class FragmentedMP4Writer {
     public let format: VideoStreamFormat
     public private(set) var packetsWritten = 0
     public private(set) var bytesWritten = 0
+    /// The bytes the sink took up to the end of the last whole fragment (or the header):
+    /// where to cut a file whose last write failed, so that it still plays.
+    public private(set) var committedBytes = 0
     /// The span of the packets written so far, in seconds (first timestamp to the end of the last frame).
     public private(set) var duration = 0.0
 
@@ -79,6 +82,9 @@ public final class FragmentedMP4Writer {
             av_dict_set(&options, "movflags", "empty_moov+default_base_moof+frag_keyframe", 0)
             av_dict_set(&options, "frag_duration", String(Int(fragmentSeconds * 1_000_000)), 0)
             try check(avformat_write_header(context, &options), "writing the MP4 header")
+            avio_flush(context.pointee.pb)
+            try check(0, "writing the MP4 header")
+            committedBytes = output.bytes
         } catch {
             var packet: UnsafeMutablePointer<AVPacket>? = packet
             av_packet_free(&packet)
@@ -192,6 +198,8 @@ public final class FragmentedMP4Writer {
         try check(av_write_frame(context, packet), "writing a frame")
         packetsWritten += 1
         bytesWritten = output.bytes
+        // The muxer hands over whole fragments, and each write is flushed (AVFMT_FLAG_FLUSH_PACKETS).
+        committedBytes = output.bytes
     }
 
     /// Writes the last fragment and the trailer; the sink has every byte when this returns.
@@ -202,5 +210,6 @@ public final class FragmentedMP4Writer {
         avio_flush(context.pointee.pb)
         try check(0, "flushing the MP4 file")
         bytesWritten = output.bytes
+        committedBytes = output.bytes
     }
 }

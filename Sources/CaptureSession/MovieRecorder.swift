@@ -1,0 +1,291 @@
+import Foundation
+import Logging
+import Video
+
+/// A recording could not start or stop, with what to do.
+public enum RecordingError: Error, CustomStringConvertible, Sendable {
+    /// The camera records already; stop that recording first.
+    case alreadyRecording(String)
+    /// Nothing is being recorded.
+    case notRecording(String)
+    /// The disk of the photo folder is full.
+    case diskFull(String)
+    /// The camera could not give frames.
+    case session(SessionError)
+    /// Writing the recording failed otherwise.
+    case failed(String)
+
+    public var description: String {
+        switch self {
+        case .alreadyRecording(let text), .notRecording(let text), .diskFull(let text), .failed(let text): return text
+        case .session(let error): return error.description
+        }
+    }
+}
+
+/// What a camera's recorder is doing, for status and for the recordings API.
+public struct RecordingStatus: Sendable, Codable, Hashable {
+    public enum State: String, Sendable, Codable, Hashable {
+        /// Not recording.
+        case off
+        /// Writing a file.
+        case recording
+        /// A continuous recording filled the disk; it goes on once there is room.
+        case waitingForSpace = "waiting_for_space"
+    }
+
+    public var state: State
+    /// `manual` (asked for through the API or camctl) or `continuous` (`video.record`).
+    public var mode: String?
+    /// When the recording started (seconds since 1970).
+    public var started: Double?
+    /// The length asked for, in seconds; nil to run until stopped.
+    public var duration: Double?
+    /// The files this recording has saved so far (a continuous one saves one per segment).
+    public var saved: [PhotoRecord]
+    /// Why the last recording stopped or paused early (a full disk), until the next one starts.
+    public var error: String?
+
+    public init(state: State = .off, mode: String? = nil, started: Double? = nil, duration: Double? = nil,
+                saved: [PhotoRecord] = [], error: String? = nil) {
+        self.state = state
+        self.mode = mode
+        self.started = started
+        self.duration = duration
+        self.saved = saved
+        self.error = error
+    }
+}
+
+/// Records a camera's H.264 into the media library: recordings asked for through the API
+/// (`start`, `stop`) and continuous recording in segments (`follow`). One recording at a
+/// time per camera. Files are written by a `RecordingSink` and given their names by
+/// `PhotoOutput.adoptVideo`, which also applies the camera's `[camera.video]` retention.
+public actor MovieRecorder {
+    public nonisolated let camera: String
+    private let session: CaptureSession
+    private let output: PhotoOutput
+    private let logger: Logger
+    private var active: Active?
+    private var current = RecordingStatus() {
+        didSet { changed = true }
+    }
+    private var changed = false
+    /// Why the last recording ended early; `stop` answers with it.
+    private var failure: RecordingError?
+    private var nextSinkID: UInt64 = 0
+    /// Messages from the sink's queue, handled in order by one task.
+    private let messages: AsyncStream<Message>.Continuation
+    private var waitingForEnd: [CheckedContinuation<Void, Never>] = []
+
+    /// Free bytes the disk must have for a recording to start: a few fragments' worth.
+    public static let minimumFreeBytes: Int64 = 4 << 20
+
+    private struct Active {
+        var id: UInt64
+        var sink: RecordingSink
+        var consumer: UInt64
+        var continuous: Bool
+    }
+
+    private enum Message: Sendable {
+        case file(RecordingSink.FinishedFile)
+        case event(UInt64, RecordingSink.Event)
+        case barrier(CheckedContinuation<Void, Never>)
+    }
+
+    public init(session: CaptureSession, output: PhotoOutput, logger: Logger = Logger(label: "camd.recorder")) {
+        camera = session.id
+        self.session = session
+        self.output = output
+        var logger = logger
+        logger[metadataKey: "camera"] = .string(session.id)
+        self.logger = logger
+        let (stream, continuation) = AsyncStream.makeStream(of: Message.self)
+        messages = continuation
+        Task { [weak self] in
+            for await message in stream {
+                guard let self else { return }
+                await self.handle(message)
+            }
+        }
+    }
+
+    deinit { messages.finish() }
+
+    public func status() -> RecordingStatus { current }
+
+    /// Starts a recording, for `duration` seconds or until `stop`. A camera that is not
+    /// running is started for it and kept running while it records.
+    public func start(duration: Double? = nil) async throws(RecordingError) -> RecordingStatus {
+        if let duration, !(duration > 0 && duration <= ValueSpelling.longestDuration) {
+            throw .failed("duration must be above 0 seconds; got \(duration)")
+        }
+        guard active == nil else {
+            throw .alreadyRecording("camera \(camera) is recording already (\(current.mode ?? "manual")); stop it first with POST /v1/cameras/\(camera)/recordings/stop")
+        }
+        try await begin(continuous: false, duration: duration)
+        return current
+    }
+
+    /// Stops the recording and waits until its last file has its name.
+    /// - Returns: the recording's files and why it stopped early, if it did.
+    @discardableResult
+    public func stop() async throws(RecordingError) -> RecordingStatus {
+        if let active { await finish(active) }
+        // A recording that ended on its own (its duration, a full disk) is reported as it ended.
+        if let failure { throw failure }
+        guard current.started != nil else {
+            throw .notRecording("camera \(camera) is not recording; start one with POST /v1/cameras/\(camera)/recordings")
+        }
+        return current
+    }
+
+    /// Follows `video.record`: a continuous recording runs whenever the camera runs.
+    /// Called once a second by `ContinuousRecording`.
+    func follow(settings: VideoSettings, cameraRunning: Bool) async {
+        let wanted = settings.record == .continuous && cameraRunning
+        if wanted, active == nil {
+            do throws(RecordingError) {
+                try await begin(continuous: true, duration: nil, segment: settings.segmentSeconds)
+            } catch {
+                if current.error != error.description { logger.error("continuous recording: \(error)") }
+                current.error = error.description
+                await publish()
+            }
+        } else if let active, active.continuous, !wanted {
+            await finish(active)
+        }
+    }
+
+    private func begin(continuous: Bool, duration: Double?, segment: Double? = nil) async throws(RecordingError) {
+        if let free = output.freeBytes(), free < Self.minimumFreeBytes {
+            throw .diskFull("the disk of \(output.root) is full (\(free >> 10) KiB free; a recording needs \(Self.minimumFreeBytes >> 20) MiB): free some space or lower the retention limits")
+        }
+        let settings = await session.settings
+        // The camera's `rotate` and `flip` go into the track's display matrix: players turn the
+        // picture, and no pixel is moved.
+        let geometry = settings.image.geometry
+        let transform = FragmentedMP4Writer.DisplayTransform(
+            rotate: geometry.rotate.rawValue, flipHorizontal: geometry.flip.contains(.horizontal),
+            flipVertical: geometry.flip.contains(.vertical))
+        let plan = RecordingSink.Plan(camera: camera, root: output.root, transform: transform, duration: duration,
+                                      segmentSeconds: continuous ? (segment ?? settings.video.segmentSeconds) : nil,
+                                      minimumFreeBytes: Self.minimumFreeBytes)
+        let messages = self.messages
+        nextSinkID += 1
+        let id = nextSinkID
+        let sink = RecordingSink(plan: plan, finished: { messages.yield(.file($0)) }, event: { messages.yield(.event(id, $0)) })
+        let consumer: UInt64
+        do throws(SessionError) {
+            consumer = try await session.addVideoConsumer(sink)
+        } catch {
+            throw .session(error)
+        }
+        active = Active(id: id, sink: sink, consumer: consumer, continuous: continuous)
+        failure = nil
+        current = RecordingStatus(state: .recording, mode: continuous ? "continuous" : "manual",
+                                  started: PhotoOutput.currentTime(), duration: duration)
+        await publish()
+        logger.info("recording started (\(continuous ? "continuous" : duration.map { "\($0) s" } ?? "until stopped"))")
+    }
+
+    /// Takes the sink off the stage, lets it finish its file, and waits for the file's name.
+    private func finish(_ ending: Active) async {
+        guard active?.id == ending.id else { return }
+        active = nil
+        await session.removeVideoConsumer(ending.consumer)
+        await withCheckedContinuation { continuation in
+            ending.sink.stop { [messages] in messages.yield(.barrier(continuation)) }
+        }
+        current.state = .off
+        await publish()
+        logger.info("recording stopped: \(current.saved.map(\.name).joined(separator: ", "))")
+    }
+
+    /// Tells the session what changed, so its status shows it.
+    private func publish() async {
+        guard changed else { return }
+        changed = false
+        await session.noteRecording(current)
+    }
+
+    private func handle(_ message: Message) async {
+        await apply(message)
+        await publish()
+    }
+
+    private func apply(_ message: Message) async {
+        switch message {
+        case .file(let file):
+            await adopt(file)
+        case .barrier(let continuation):
+            continuation.resume()
+        case .event(let id, let event):
+            guard let active, active.id == id else { return }
+            switch event {
+            case .durationReached:
+                await finish(active)
+            case .failed(let error):
+                let message = describe(error)
+                current.error = message
+                failure = Self.isFull(error) ? .diskFull(message) : .failed(message)
+                logger.error("recording stopped: \(message)")
+                await finish(active)
+            case .waitingForSpace(let error):
+                current.state = .waitingForSpace
+                current.error = describe(error)
+                logger.error("continuous recording paused: \(current.error ?? "")")
+            case .resumed:
+                current.state = .recording
+                logger.notice("continuous recording resumed: the disk has room again")
+            }
+        }
+    }
+
+    private static func isFull(_ error: VideoError) -> Bool {
+        if case .write(let code) = error.kind { return code == ENOSPC || code == EDQUOT }
+        return false
+    }
+
+    private func describe(_ error: VideoError) -> String {
+        if Self.isFull(error) {
+            return "the disk of \(output.root) is full; the recording was saved up to its last whole second. Free some space or lower the retention limits"
+        }
+        return error.description
+    }
+
+    private func adopt(_ file: RecordingSink.FinishedFile) async {
+        let settings = await session.settings
+        do throws(PhotoError) {
+            let record = try await output.adoptVideo(at: file.temporaryPath, camera: camera, name: file.name,
+                                                     captureTime: file.startTime, retention: settings.video)
+            current.saved.append(record)
+        } catch {
+            if case .notFound = error { return }  // no whole fragment: nothing worth keeping
+            logger.error("recording \(file.name) could not be named: \(error)")
+            current.error = error.description
+        }
+    }
+}
+
+/// Runs each camera's continuous recording (`video.record = "continuous"`) for the
+/// daemon's lifetime: it records whenever the camera runs. `CameraService` stops the
+/// recorders on shutdown, so the last file is named before the camera stops.
+public struct ContinuousRecording: Sendable {
+    let session: CaptureSession
+    let recorder: MovieRecorder
+
+    public init(session: CaptureSession, recorder: MovieRecorder) {
+        self.session = session
+        self.recorder = recorder
+    }
+
+    public func run() async {
+        while !Task.isCancelled {
+            let settings = await session.settings.video
+            await recorder.follow(settings: settings, cameraRunning: await session.state == .running)
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+}
