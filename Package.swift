@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "APIModel", dependencies: ["CaptureSession", "V4L2"], swiftSettings: strict),
         // The HTTP/1.1 control API (server routes).
         .target(name: "ControlAPI", dependencies: [
-            "APIModel", "CaptureSession", "V4L2", "JPEG", "VideoCore",
+            "APIModel", "CaptureSession", "V4L2", "JPEG", "Video", "VideoCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
@@ -107,7 +107,7 @@ let package = Package(
         .target(name: "CamdTestSupport", dependencies: ["JPEG"], path: "Tests/CamdTestSupport", swiftSettings: strict),
         .testTarget(name: "CaptureSessionTests", dependencies: ["CaptureSession", "CamdTestSupport", "V4L2"], swiftSettings: strict),
         .testTarget(name: "ControlAPITests", dependencies: [
-            "ControlAPI", "CaptureSession", "JPEG", "VideoCore", "CamdTestSupport",
+            "ControlAPI", "CaptureSession", "JPEG", "Video", "VideoCore", "CamdTestSupport", "APIModel",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ], swiftSettings: strict),

@@ -191,12 +191,19 @@ public actor MovieRecorder {
     }
 
     /// Takes the sink off the stage, lets it finish its file, and waits for the file's name.
-    private func finish(_ ending: Active) async {
+    /// A sink that stopped on its own (its duration, a failure) has handed its last file
+    /// over already, ahead of the event that says so: then there is nothing to wait for,
+    /// and waiting would wait on the very message being handled.
+    private func finish(_ ending: Active, sinkStopped: Bool = false) async {
         guard active?.id == ending.id else { return }
         active = nil
         await session.removeVideoConsumer(ending.consumer)
-        await withCheckedContinuation { continuation in
-            ending.sink.stop { [messages] in messages.yield(.barrier(continuation)) }
+        if sinkStopped {
+            ending.sink.stop {}
+        } else {
+            await withCheckedContinuation { continuation in
+                ending.sink.stop { [messages] in messages.yield(.barrier(continuation)) }
+            }
         }
         current.state = .off
         await publish()
@@ -225,13 +232,13 @@ public actor MovieRecorder {
             guard let active, active.id == id else { return }
             switch event {
             case .durationReached:
-                await finish(active)
+                await finish(active, sinkStopped: true)
             case .failed(let error):
                 let message = describe(error)
                 current.error = message
                 failure = Self.isFull(error) ? .diskFull(message) : .failed(message)
                 logger.error("recording stopped: \(message)")
-                await finish(active)
+                await finish(active, sinkStopped: true)
             case .waitingForSpace(let error):
                 current.state = .waitingForSpace
                 current.error = describe(error)

@@ -106,7 +106,11 @@ public final class H264Encoder {
                 av_dict_set(&options, "forced-idr", "1", 0)
                 if settings.bitrate == nil { av_dict_set(&options, "crf", String(settings.crf), 0) }
             }
-            try VideoError.check(avcodec_open2(context, codec, &options), "opening the encoder")
+            let status = avcodec_open2(context, codec, &options)
+            if status < 0 && choice == .v4l2m2m {
+                throw VideoError(.noEncoder, "no V4L2 memory-to-memory H.264 encoder on this machine (\(VideoError.message(status)))")
+            }
+            try VideoError.check(status, "opening the encoder")
             return opened
         } catch {
             var context: UnsafeMutablePointer<AVCodecContext>? = opened.context
