@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+import Video
+import VideoCore
+@testable import CaptureSession
+
+/// Continuous recording in segments, recovery of a killed run's recording, and movie
+/// retention, on the synthetic source.
+@Suite struct MovieRecorderTests {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-recorder-\(UInt32.random(in: 0...UInt32.max))").path
+
+    func session(_ video: VideoSettings) -> CaptureSession {
+        CaptureSession(settings: CameraSettings(id: "cam", device: FrameSources.syntheticName, size: FrameSize(width: 160, height: 120),
+                                                fps: 20, video: video))
+    }
+
+    func files() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: root + "/cam")) ?? []).sorted()
+    }
+
+    @Test func continuousRecordingCutsFilesAtKeyframesAfterEachSegmentAndEveryFilePlays() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let video = VideoSettings(encoder: VideoEncoderSettings(encoder: .libx264, keyframeInterval: 0.5), record: .continuous,
+                                  segmentSeconds: 1)
+        let camera = session(video)
+        await camera.start()
+        let output = PhotoOutput(root: root)
+        let recorder = MovieRecorder(session: camera, output: output)
+        await recorder.follow(settings: video, cameraRunning: true)
+        try await Task.sleep(for: .milliseconds(3_700))
+        var saved = await recorder.status().saved
+        #expect(saved.count >= 2, "segments so far: \(saved.map(\.name))")
+        // Turning continuous off ends the recording; its last file is named too.
+        await recorder.follow(settings: VideoSettings(record: .off), cameraRunning: true)
+        saved = await recorder.status().saved
+        #expect(await recorder.status().state == .off)
+        #expect(saved.count >= 3)
+        for movie in saved {
+            let info = try VideoFile(path: root + "/cam/" + movie.name).info
+            #expect(info.duration >= 0.9 && info.duration <= 1.6, "\(movie.name): \(info.duration) s")
+            #expect(try VideoFile(path: root + "/cam/" + movie.name).frame(at: 0).size == FrameSize(width: 160, height: 120))
+        }
+        #expect(!files().contains { $0.hasPrefix(".") }, "no temporary file is left: \(files())")
+        #expect(Set(saved.map(\.name)).count == saved.count)
+        await camera.stop()
+    }
+
+    @Test func aRecordingAKilledRunLeftIsNamedAtStartAndOneWithoutAFragmentIsRemoved() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/cam", withIntermediateDirectories: true)
+        // An unfinished recording: header and fragments, no trailer, as SIGKILL leaves it.
+        let encoder = try H264Encoder(settings: VideoEncoderSettings(encoder: .libx264), size: FrameSize(width: 160, height: 120),
+                                      frameRate: 10, range: .limited)
+        let picture = try VideoPicture(size: FrameSize(width: 160, height: 120))
+        var bytes: [UInt8] = []
+        var writer: FragmentedMP4Writer?
+        for index in 0..<35 {
+            let layout = FrameLayout(format: .yuyv, size: FrameSize(width: 160, height: 120), bytesPerLine: 320, range: .limited)
+            try picture.fill(from: Frame(layout: layout, bytes: [UInt8](repeating: UInt8(16 + index * 4), count: 320 * 120),
+                                         sequence: UInt32(index), monotonicTime: Double(index) / 10, captureTime: 0))
+            for packet in try encoder.encode(picture, monotonicTime: Double(index) / 10, captureTime: 0) {
+                if writer == nil {
+                    writer = try FragmentedMP4Writer(format: encoder.format) { chunk in bytes += chunk; return 0 }
+                }
+                try writer?.write(packet)
+            }
+        }
+        _ = FileManager.default.createFile(atPath: root + "/cam/" + PhotoOutput.recordingPrefix + "cam-20261125-101010.mp4",
+                                           contents: Data(bytes))
+        // A recording killed before its first fragment: the start of its header only.
+        _ = FileManager.default.createFile(atPath: root + "/cam/" + PhotoOutput.recordingPrefix + "cam-20261125-111111.mp4",
+                                           contents: Data(bytes.prefix(40)))
+        let output = PhotoOutput(root: root)
+        let recovered = await output.recoverInterruptedRecordings()
+        #expect(recovered.map(\.name) == ["cam-20261125-101010.mp4"])
+        #expect((recovered.first?.duration ?? 0) >= 2.9, "the whole fragments: \(recovered.first?.duration ?? 0) s")
+        #expect(files() == ["cam-20261125-101010.mp4"])
+        #expect(await output.list(kind: .video).map(\.name) == ["cam-20261125-101010.mp4"])
+    }
+
+    @Test func movieRetentionCountsMoviesApartFromPhotos() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let video = VideoSettings(encoder: VideoEncoderSettings(encoder: .libx264), keepCount: 1)
+        let camera = session(video)
+        await camera.start()
+        let output = PhotoOutput(root: root)
+        _ = try await output.save(try await camera.snapshot().jpeg, camera: "cam", settings: PhotoSettings(keepCount: 1),
+                                  captureTime: PhotoOutput.currentTime(), sequence: 1, width: 160, height: 120)
+        let recorder = MovieRecorder(session: camera, output: output)
+        for _ in 0..<2 {
+            _ = try await recorder.start(duration: 0.5)
+            try await Task.sleep(for: .seconds(1))
+            _ = try? await recorder.stop()
+        }
+        #expect(await output.list(kind: .video).count == 1)
+        #expect(await output.list(kind: .photo).count == 1, "the photo is not counted against the movies' limit")
+        await camera.stop()
+    }
+}
