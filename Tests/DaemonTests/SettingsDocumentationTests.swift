@@ -76,7 +76,7 @@ import Testing
         let fields = rows.flatMap(\.keys)
         #expect(Set(fields) == Set(top), "fields documented but not declared: \(Set(fields).subtracting(top).sorted()); declared but not documented: \(Set(top).subtracting(fields).sorted())")
         // The table of restarts: `device | keys | ...`.
-        for level in [ConfigureRestart.device, .encoders, .none] {
+        for level in [ConfigureRestart.device, .encoders, .video, .none] {
             let row = try #require(restarts.first { $0.keys == [level.rawValue] }, "no `\(level.rawValue)` row in docs/api.md's restart table")
             let listed = row.cells[1].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "`", with: "") }
             let declared = top.filter { name in
