@@ -89,8 +89,9 @@ let package = Package(
         ], swiftSettings: strict),
 
         .executableTarget(name: "camctl", dependencies: [
-            "APIModel", "CaptureSession", "Client", "V4L2", "JPEG", "VideoCore",
+            "APIModel", "CaptureSession", "Client", "V4L2", "JPEG", "Video", "VideoCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Benchmarks that print figures (see README, Performance).
         .executableTarget(name: "camd-bench", dependencies: ["JPEG", "VideoCore"], swiftSettings: strict),
@@ -113,7 +114,7 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "ClientTests", dependencies: ["Client"], swiftSettings: strict),
         .testTarget(name: "DaemonTests", dependencies: [
-            "Daemon", "CaptureSession", "ControlAPI", "Client", "JPEG", "VideoCore",
+            "Daemon", "CaptureSession", "ControlAPI", "Client", "JPEG", "Video", "VideoCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),

@@ -13,5 +13,6 @@ struct Camctl: ParsableCommand {
             snapshot and controls use camd when it runs (fast: the frame comes from the running
             stream) and open the camera themselves when it does not; --no-daemon forces the latter.
             """,
-        subcommands: [Devices.self, SnapshotCommand.self, Controls.self, Status.self, Start.self, Stop.self, Configure.self, ContactSheetCommand.self])
+        subcommands: [Devices.self, SnapshotCommand.self, RecordCommand.self, Controls.self, Status.self, Start.self, Stop.self, Configure.self,
+                      ContactSheetCommand.self])
 }
