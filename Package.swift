@@ -51,7 +51,7 @@ let package = Package(
                 swiftSettings: strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // H.264 through FFmpeg: encoders, fragmented MP4, reading videos back for thumbnails.
         // Optimized in debug builds too, as JPEG is: its plane loops run for every frame.
-        .target(name: "Video", dependencies: ["CFFmpeg", "JPEG", "VideoCore"],
+        .target(name: "Video", dependencies: ["CFFmpeg", "JPEG", "VideoCore", .product(name: "SystemPackage", package: "swift-system")],
                 swiftSettings: strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Capture-session actors, frame fan-out, photo output; one-shot snapshots.
         .target(name: "CaptureSession", dependencies: [
