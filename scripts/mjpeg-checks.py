@@ -25,6 +25,7 @@ from pictures import BARS, bars, bars_ok, decode, has_dht, scan, strip_dht  # no
 from camdclient import (Suite, call as call_on, camera_status, read_stream, start_camd, stop_camd,  # noqa: E402
                         wait_for, write_config)
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402
+from videos import decode_errors, probe, still  # noqa: E402
 
 REPO, RESULTS = sys.argv[1], sys.argv[2]
 CAMD = os.path.join(REPO, ".build/debug/camd")
@@ -286,6 +287,22 @@ fps = 25
         check("camd stream?fps=5: about 5 parts a second for 5 s, each a whole fed frame",
               code == 200 and 20 <= len(parts) <= 30 and 4.0 <= rate <= 6.0 and not bad,
               "; ".join(bad[:3]) or f"{len(parts)} parts in 5 s, {rate:.2f} fps by capture time")
+
+        # 6. A 10 s recording of the MJPEG camera, through camctl and camd: decoded with TurboJPEG,
+        # encoded once to H.264, tagged full range (a JPEG's samples are 0...255).
+        clip = os.path.join(WORK, "clip.mp4")
+        before = camera_status(SOCK, CAMERA)["frames_captured"]
+        made = subprocess.run([CAMCTL, "record", "--socket", SOCK, "--duration", "10", "-o", clip], capture_output=True, timeout=300)
+        captured = camera_status(SOCK, CAMERA)["frames_captured"] - before
+        info = probe(clip) if made.returncode == 0 else {}
+        errors = decode_errors(clip) if made.returncode == 0 else made.stderr.decode(errors="replace")[-300:]
+        size, colours = bars(still(clip, 5)) if made.returncode == 0 else (None, [])
+        check("camctl record 10 s of the MJPEG camera through camd: H.264 640x480, full range, "
+              "about 25 fps x 10 less the broken frames, ffmpeg decodes it clean, the bars in their colours",
+              made.returncode == 0 and info.get("codec_name") == "h264" and (info.get("width"), info.get("height")) == (640, 480)
+              and info.get("color_range") == "pc" and 200 <= info["frames"] <= 251 and not errors
+              and size == (640, 480) and bars_ok(colours, 12) and max(colours[7]) <= 8,
+              f"{info}, {captured} frames captured meanwhile; ffmpeg: {errors[:200]}; bars {colours}")
 
         # 3, last: the frame fed without Huffman tables, wherever camd served it.
         stripped = [(where, data) for where, data in served if scan(data) == stripped_scan]

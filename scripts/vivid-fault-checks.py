@@ -25,6 +25,7 @@ sys.path.insert(0, LIB)
 from camdclient import (Connection, MultipartStream, Suite, call as call_on, camera_status, connect,  # noqa: E402
                         metric as metric_on, proc_stats, start_camd as launch, stop_camd, stream_request, vivid_config,
                         wait_for)
+from videos import decode_errors, probe  # noqa: E402
 
 REPO, RESULTS = sys.argv[1], sys.argv[2]
 CAMD = os.path.join(REPO, ".build/debug/camd")
@@ -271,4 +272,62 @@ check("a second camd on the same socket refuses to start (69) and leaves the fir
       second.returncode == 69 and status()["state"] == "running", f"exit {second.returncode}")
 stop_camd(camd)
 subprocess.run(["umount", small])
+
+# ---------------------------------------------------------------- a recording: SIGKILL, then a full disk
+movies = os.path.join(WORK, "movies")
+camd, up = start(config, photos=movies)
+code, _, data = call("POST", "/v1/cameras/vivid/recordings")
+check("a recording starts (201) on vivid", code == 201, f"HTTP {code} {data[:200]!r}")
+folder = os.path.join(movies, "vivid")
+wait_for(lambda: os.path.isdir(folder) and any(n.startswith(".camd-rec-") and os.path.getsize(os.path.join(folder, n)) > 20000
+                                               for n in os.listdir(folder)), 60)
+time.sleep(3)
+stop_camd(camd, sig=signal.SIGKILL)
+partial = [n for n in os.listdir(folder) if n.startswith(".camd-rec-")]
+on_disk = probe(os.path.join(folder, partial[0])) if partial else {}
+check("SIGKILL mid-recording: the file on disk (under its hidden name) plays up to its last fragment",
+      len(partial) == 1 and on_disk.get("codec_name") == "h264" and on_disk["frames"] > 0,
+      f"{partial}: {on_disk}")
+camd, up = start(config, photos=movies)
+_, _, listing = call("GET", "/v1/media?camera=vivid&kind=video")
+named = [m["name"] for m in json.loads(listing)] if up else []
+left = [n for n in os.listdir(folder) if n.startswith(".")]
+errors = decode_errors(os.path.join(folder, named[0])) if named else "no file"
+check("after SIGKILL, the next start names the recording and it decodes with no error",
+      len(named) == 1 and not left and not errors and probe(os.path.join(folder, named[0]))["frames"] >= on_disk.get("frames", 1),
+      f"named {named}, left {left}, ffmpeg: {errors[:200]}")
+stop_camd(camd)
+
+# Lossless H.264 (crf 0) fills a 5 MiB disk in a few seconds; a recording needs 4 MiB free to start.
+tiny = os.path.join(WORK, "tiny")
+os.makedirs(tiny)
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=5m", "tmpfs", tiny], check=True)
+lossless = vivid_config(os.path.join(WORK, "lossless.toml"), SOCK, camera_extra="[camera.video]\ncrf = 0\nkeyframe_interval = 0.5")
+camd, up = start(lossless, photos=tiny)
+code, _, data = call("POST", "/v1/cameras/vivid/recordings")
+check("a full disk: the recording starts with 5 MiB free", code == 201, f"HTTP {code} {data[:200]!r}")
+wait_for(lambda: status()["video"]["recording"]["state"] == "off", 120)
+code, _, data = call("POST", "/v1/cameras/vivid/recordings/stop")
+folder = os.path.join(tiny, "vivid")
+names = os.listdir(folder) if os.path.isdir(folder) else []
+kept = [n for n in names if n.endswith(".mp4") and not n.startswith(".")]
+errors = decode_errors(os.path.join(folder, kept[0])) if kept else "no file"
+check("a full disk mid-recording: stop answers 507 disk_full and says the file was kept",
+      code == 507 and b"disk_full" in data and b"full" in data, f"HTTP {code} {data[:300]!r}")
+check("a full disk mid-recording: nothing under a hidden name, and the file kept under its name plays clean",
+      len(kept) == 1 and not [n for n in names if n.startswith(".")] and not errors and probe(os.path.join(folder, kept[0]))["frames"] > 0,
+      f"{names}; ffmpeg: {errors[:200]}")
+captured = status()["frames_captured"]
+code, _, _ = call("GET", "/v1/cameras/vivid/snapshot")
+time.sleep(1)
+check("a full disk mid-recording: capture goes on (a snapshot, frames coming)", code == 200 and status()["frames_captured"] > captured,
+      f"HTTP {code}")
+code, _, data = call("POST", "/v1/cameras/vivid/recordings")
+check("a full disk: a new recording is refused with 507 while there is no room", code == 507, f"HTTP {code} {data[:200]!r}")
+for name in kept:
+    call("DELETE", f"/v1/media/{name}")
+code, _, _ = call("POST", "/v1/cameras/vivid/recordings", body=json.dumps({"duration": 1}).encode())
+check("a full disk: recording works again once there is room", code == 201, f"HTTP {code}")
+stop_camd(camd)
+subprocess.run(["umount", tiny])
 sys.exit(suite.finish())
