@@ -34,6 +34,20 @@ import VideoCore
         (try? decode(ErrorBody.self, buffer).error.message) ?? String(buffer: buffer)
     }
 
+    /// Frames in a file as `ffprobe -count_frames` decodes them.
+    static func countFrames(_ path: String) throws -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
+        process.arguments = ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
+                             "-of", "csv=p=0", path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
     /// Records `seconds` through the API and returns the status once the recording has ended by itself.
     static func record(_ client: any TestClientProtocol, seconds: Double) async throws -> RecordingStatus {
         try await client.execute(uri: "/v1/cameras/synth/recordings", method: .post,
@@ -64,6 +78,9 @@ import VideoCore
             #expect(abs((movie.duration ?? 0) - 2) < 0.2, "duration \(movie.duration ?? 0)")
             #expect(movie.width == 320 && movie.height == 240)
             #expect(await session.status().video.framesEncoded > 50)
+            // Every frame of 2 s at 30 fps, as ffprobe counts them by decoding (a loaded machine may skip a few).
+            let frames = try Self.countFrames(root + "/synth/" + movie.name)
+            #expect(frames >= 54 && frames <= 61, "\(frames) frames")
             #expect(await session.status().video.encoder != nil)
 
             // One library: photos and movies together, each kind on its own, and /v1/photos as before.

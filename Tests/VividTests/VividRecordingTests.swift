@@ -27,7 +27,9 @@ extension VividCaptureTests {
     @Test func aTenSecondRecordingOfYUYVPlaysWithEveryFrameInOrderAndTheBarsInTheirColours() async throws {
         let root = NSTemporaryDirectory() + "camd-vivid-rec-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let session = CaptureSession(settings: Self.settings(fps: 15))
+        // 5 fps: the emulated CPU of the test VM is about 40 times slower than a real one, and
+        // libx264 keeps up with 640x480 at about 10 fps there (a real 2-core machine: hundreds).
+        let session = CaptureSession(settings: Self.settings(fps: 5))
         let started = await session.start()
         #expect(started.state == .running, "\(started.reason ?? "")")
         try await Task.sleep(for: .seconds(1))
@@ -55,13 +57,14 @@ extension VividCaptureTests {
         #expect(stream["width"] as? Int == 640 && stream["height"] as? Int == 480)
         #expect(stream["color_range"] as? String == "tv", "vivid's YUYV is limited range and tagged so")
         let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
-        // About fps x 10; the stage keeps up with what the device delivered in the VM.
-        #expect(frames >= 140 && frames <= 151, "\(frames) frames in 10 s at 15 fps (captured \(capturedDuring), encoded \(encoded))")
+        // fps x 10: every frame the device delivered while recording.
+        #expect(frames >= 48 && frames <= 51, "\(frames) frames in 10 s at 5 fps (captured \(capturedDuring), encoded \(encoded))")
 
         let decode = try Self.run("ffmpeg", ["-v", "error", "-i", path, "-f", "null", "-"])
         #expect(decode.status == 0 && decode.stderr.isEmpty, "ffmpeg: \(decode.stderr)")
-        let times = try Self.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts", "-of", "csv=p=0", path])
-        let pts = String(decoding: times.stdout, as: UTF8.self).split(separator: "\n").compactMap { Int($0) }
+        let times = try Self.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts", "-of", "json", path])
+        let decoded = try #require((try JSONSerialization.jsonObject(with: times.stdout) as? [String: Any])?["frames"] as? [[String: Any]])
+        let pts = decoded.compactMap { $0["pts"] as? Int }
         #expect(pts.count == frames && zip(pts, pts.dropFirst()).allSatisfy { $0 < $1 }, "timestamps increase")
 
         // Frame 5 s in, as a player shows it: RGB from ffmpeg's decoder and its own range handling.

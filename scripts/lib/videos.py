@@ -25,3 +25,13 @@ def still(path, seconds):
     out = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-ss", str(seconds), "-i", path, "-frames:v", "1",
                           "-c:v", "mjpeg", "-q:v", "2", "-f", "image2pipe", "-"], capture_output=True, timeout=120)
     return out.stdout
+
+
+def duration(path):
+    """The video's length in seconds, as ffprobe reports the container's."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path],
+                         capture_output=True, text=True, timeout=60)
+    try:
+        return float(out.stdout.strip())
+    except ValueError:
+        return 0.0
