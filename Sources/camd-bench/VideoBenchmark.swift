@@ -146,7 +146,8 @@ func seconds(_ usage: rusage) -> Double {
     Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
-struct ChildProcessFailure: Error, CustomStringConvertible {
+/// A failure of the video benchmark, said as a sentence (a missing input, ffmpeg's own complaint).
+struct VideoBenchmarkFailure: Error, CustomStringConvertible {
     var description: String
 }
 
@@ -165,18 +166,18 @@ func runChild(_ arguments: [String], log: String) throws -> Double {
     var pid: pid_t = 0
     let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ)
     guard spawned == 0 else {
-        throw ChildProcessFailure(description: "\(arguments[0]) could not be started: \(String(cString: strerror(spawned)))"
+        throw VideoBenchmarkFailure(description: "\(arguments[0]) could not be started: \(String(cString: strerror(spawned)))"
                                   + (spawned == ENOENT ? "; install it (Debian: apt-get install ffmpeg)" : ""))
     }
     var status: Int32 = 0
     var usage = rusage()
     while wait4(pid, &status, 0, &usage) < 0 {
-        guard errno == EINTR else { throw ChildProcessFailure(description: "wait4: \(String(cString: strerror(errno)))") }
+        guard errno == EINTR else { throw VideoBenchmarkFailure(description: "wait4: \(String(cString: strerror(errno)))") }
     }
     // WIFEXITED and WEXITSTATUS are macros Swift cannot import.
     guard status & 0x7F == 0, (status >> 8) & 0xFF == 0 else {
         let tail = (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").suffix(5).joined(separator: "\n") ?? ""
-        throw ChildProcessFailure(description: "\(arguments.joined(separator: " ")) failed (wait status \(status)):\n\(tail)")
+        throw VideoBenchmarkFailure(description: "\(arguments.joined(separator: " ")) failed (wait status \(status)):\n\(tail)")
     }
     return seconds(usage)
 }
@@ -234,8 +235,7 @@ func videoBenchmark(folder: String, seconds: Double, rounds: Int = 5) throws {
     let source = FrameSize(width: 3840, height: 2160)
     let sourcePath = "\(folder)/motorcycle-\(source).yuyv"
     guard let data = FileManager.default.contents(atPath: sourcePath) else {
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: sourcePath,
-            NSLocalizedDescriptionKey: "\(sourcePath) is missing: make it with scripts/bench-frames.py \(folder)"])
+        throw VideoBenchmarkFailure(description: "\(sourcePath) is missing: make it with `scripts/bench-frames.py \(folder)`")
     }
     let sourceFrame = [UInt8](data)
     let count = max(2, Int((seconds * PanningClip.frameRate).rounded()))
@@ -316,7 +316,7 @@ func measureClip(_ clip: PanningClip, label: String, rounds: Int, work: String) 
     }
 
     // The stream of the last round, as the daemon stores and sends it.
-    guard let format else { throw ChildProcessFailure(description: "camd's encoder made no stream") }
+    guard let format else { throw VideoBenchmarkFailure(description: "camd's encoder made no stream") }
     figures.h264PacketBytes = packets.reduce(0) { $0 + $1.data.count }
     figures.camdX264 = X264Settings(in: packets.first?.data ?? [])
     let mp4 = "\(name)-camd.mp4"
@@ -346,7 +346,7 @@ func measureClip(_ clip: PanningClip, label: String, rounds: Int, work: String) 
     figures.h264Quality = try ssim(["-i", mp4], raw: raw, size: size, name: "\(name)-h264")
     figures.jpegQuality = try ssim(["-f", "mjpeg", "-framerate", "30", "-i", mjpegPath], raw: raw, size: size, name: "\(name)-mjpeg")
     for result in [figures.h264Quality, figures.jpegQuality] where result?.frames != clip.frames.count {
-        throw ChildProcessFailure(description: "ssim compared \(result?.frames ?? 0) frames of \(clip.frames.count) for \(name)")
+        throw VideoBenchmarkFailure(description: "ssim compared \(result?.frames ?? 0) frames of \(clip.frames.count) for \(name)")
     }
     return figures
 }
@@ -370,7 +370,7 @@ func encodeWithCamd(_ frames: [Frame]) throws -> ([VideoPacket], VideoStreamForm
 /// An empty file at `path`, open for writing.
 func createFile(_ path: String) throws -> FileHandle {
     guard FileManager.default.createFile(atPath: path, contents: nil), let file = FileHandle(forWritingAtPath: path) else {
-        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        throw VideoBenchmarkFailure(description: "\(path) cannot be written: check the folder's permissions and free space")
     }
     return file
 }
@@ -396,7 +396,7 @@ func ssim(_ input: [String], raw: String, size: FrameSize, name: String) throws 
     }
     let lines = (try String(contentsOfFile: stats, encoding: .utf8)).split(separator: "\n")
     guard let all = value("All:", in: summary), let luma = value(" Y:", in: summary) else {
-        throw ChildProcessFailure(description: "no SSIM summary in \(log)")
+        throw VideoBenchmarkFailure(description: "no SSIM summary in \(log)")
     }
     return SSIMResult(all: all, luma: luma, worstFrame: lines.compactMap { value("All:", in: $0) }.min() ?? 0, frames: lines.count)
 }
