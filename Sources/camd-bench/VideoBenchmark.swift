@@ -219,6 +219,8 @@ struct VideoClipFigures {
     var camdClip: [Double] = [], camdFirstFrame: [Double] = [], camdFill: [Double] = []
     var ffmpegClip: [Double] = [], ffmpegFirstFrame: [Double] = [], ffmpegConvert: [Double] = [], ffmpegConvertFirst: [Double] = []
     var h264PacketBytes = 0, mp4Bytes = 0, ffmpegMP4Bytes = 0
+    /// Packets of camd's stream byte for byte the same as ffmpeg's, by position.
+    var identicalPackets = 0, ffmpegPackets = 0
     var jpegBytes = 0, jpegCPU = 0.0
     var h264Quality: SSIMResult?, jpegQuality: SSIMResult?
     var camdX264: X264Settings?, ffmpegX264: X264Settings?
@@ -332,6 +334,10 @@ func measureClip(_ clip: PanningClip, label: String, rounds: Int, work: String) 
     let ffmpegBytes = [UInt8](FileManager.default.contents(atPath: ffmpegOutput) ?? Data())
     figures.ffmpegMP4Bytes = ffmpegBytes.count
     figures.ffmpegX264 = X264Settings(in: ffmpegBytes)
+    let (camdHashes, ffmpegHashes) = (try packetHashes(mp4, log: "\(name)-camd.framemd5"),
+                                      try packetHashes(ffmpegOutput, log: "\(name)-ffmpeg.framemd5"))
+    figures.identicalPackets = zip(camdHashes, ffmpegHashes).filter { $0 == $1 }.count
+    figures.ffmpegPackets = ffmpegHashes.count
 
     // MJPEG as camd's stream makes it: one JPEG per frame from the same encoder, quality 85.
     let encoder = try FrameEncoder(quality: 85)
@@ -373,6 +379,14 @@ func createFile(_ path: String) throws -> FileHandle {
         throw VideoBenchmarkFailure(description: "\(path) cannot be written: check the folder's permissions and free space")
     }
     return file
+}
+
+/// The MD5 of each packet of an MP4 file's video, in order (ffmpeg's framemd5 muxer).
+func packetHashes(_ path: String, log: String) throws -> [String] {
+    try runChild(["ffmpeg", "-hide_banner", "-nostdin", "-v", "error", "-i", path, "-map", "0:v", "-c", "copy", "-f", "framemd5", "-"],
+                 log: log)
+    return try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        .filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } }
 }
 
 func fileSize(_ path: String) throws -> Int {
@@ -431,7 +445,8 @@ func printVideoFigures(_ results: [VideoClipFigures]) {
         let same = camd == ffmpeg && !camd.isEmpty
         print("  \(r.label) \(r.size): options " + (same ? "identical (\(camd.count) of them)"
               : "differ: camd \(camd.subtracting(ffmpeg).sorted()), ffmpeg \(ffmpeg.subtracting(camd).sorted())")
-              + "; stream bytes camd \(r.h264PacketBytes), ffmpeg's MP4 \(r.ffmpegMP4Bytes)")
+              + "; packets byte for byte the same as ffmpeg's: \(r.identicalPackets) of \(r.ffmpegPackets)"
+              + " (camd's packets \(r.h264PacketBytes) bytes, ffmpeg's MP4 file \(r.ffmpegMP4Bytes))")
     }
     print("")
     print("2. Bytes per second and quality: camd's H.264 (fragmented MP4) vs camd's MJPEG at quality 85, same frames")
