@@ -1,9 +1,10 @@
-// camd-bench: what camd's JPEG paths cost, on a photograph.
+// camd-bench: what camd's JPEG and H.264 paths cost, on a photograph.
 //
 //   swift build -c release --product camd-bench
 //   scripts/bench-frames.py .build/bench        # the input frames (a photograph)
 //   .build/release/camd-bench encoder .build/bench [QUALITY] [SECONDS]
 //   .build/release/camd-bench thumbnail .build/bench [QUALITY] [SECONDS]
+//   .build/release/camd-bench video .build/bench [SECONDS]     (VideoBenchmark.swift; needs ffmpeg)
 //
 // encoder: for each size, camd's full path from a limited-range YUYV frame
 // (deinterleave, range expansion, tjCompressFromYUVPlanes) vs the floor,
@@ -257,22 +258,27 @@ func thumbnailBenchmark(folder: String, quality: Int, budget: Double) throws {
 }
 
 let arguments = CommandLine.arguments
-let benchmarks: [String: (String, Int, Double) throws -> Void] = [
-    "encoder": { try encoderBenchmark(folder: $0, quality: $1, budget: $2) },
-    "thumbnail": { try thumbnailBenchmark(folder: $0, quality: $1, budget: $2) },
+func number(_ index: Int, or fallback: Double) -> Double {
+    arguments.count > index ? Double(arguments[index]) ?? fallback : fallback
+}
+let benchmarks: [String: (String) throws -> Void] = [
+    "encoder": { try encoderBenchmark(folder: $0, quality: Int(number(3, or: 85)), budget: number(4, or: 2)) },
+    "thumbnail": { try thumbnailBenchmark(folder: $0, quality: Int(number(3, or: 85)), budget: number(4, or: 2)) },
+    "video": { try videoBenchmark(folder: $0, seconds: number(3, or: 6)) },
 ]
 guard arguments.count >= 3, let benchmark = benchmarks[arguments[1]] else {
     FileHandle.standardError.write(Data("""
         usage: camd-bench encoder FRAMES_DIR [QUALITY] [SECONDS]     camd's frame->JPEG paths (YUYV, NV12, YU12) vs TurboJPEG's floor
                camd-bench thumbnail FRAMES_DIR [QUALITY] [SECONDS]   1/4 and 1/8 thumbnails vs a full snapshot
+               camd-bench video FRAMES_DIR [SECONDS]                 H.264 stage vs the ffmpeg command line; H.264 vs MJPEG bytes and SSIM
         FRAMES_DIR holds motorcycle-WxH.yuyv from scripts/bench-frames.py; QUALITY defaults to 85, SECONDS to 2
+        (video: SECONDS is each clip's length, default 6; it writes its files to FRAMES_DIR/video)
 
         """.utf8))
     exit(64)
 }
 do {
-    try benchmark(arguments[2], arguments.count > 3 ? Int(arguments[3]) ?? 85 : 85,
-                  arguments.count > 4 ? Double(arguments[4]) ?? 2 : 2)
+    try benchmark(arguments[2])
 } catch {
     FileHandle.standardError.write(Data("camd-bench: \(error)\n".utf8))
     exit(1)
