@@ -298,11 +298,13 @@ check("after SIGKILL, the next start names the recording and it decodes with no 
       f"named {named}, left {left}, ffmpeg: {errors[:200]}")
 stop_camd(camd)
 
-# Lossless H.264 (crf 0) fills a 5 MiB disk in a few seconds; a recording needs 4 MiB free to start.
+# Lossless H.264 (crf 0) of vivid's noise pattern (incompressible) fills a 5 MiB disk in a few
+# frames; a recording needs 4 MiB free to start.
 tiny = os.path.join(WORK, "tiny")
 os.makedirs(tiny)
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=5m", "tmpfs", tiny], check=True)
-lossless = vivid_config(os.path.join(WORK, "lossless.toml"), SOCK, camera_extra="[camera.video]\ncrf = 0\nkeyframe_interval = 0.5")
+lossless = vivid_config(os.path.join(WORK, "lossless.toml"), SOCK,
+                        camera_extra='controls = { test_pattern = "Noise" }\n[camera.video]\ncrf = 0\nkeyframe_interval = 0.5')
 camd, up = start(lossless, photos=tiny)
 code, _, data = call("POST", "/v1/cameras/vivid/recordings")
 check("a full disk: the recording starts with 5 MiB free", code == 201, f"HTTP {code} {data[:200]!r}")
@@ -329,5 +331,6 @@ for name in kept:
 code, _, _ = call("POST", "/v1/cameras/vivid/recordings", body=json.dumps({"duration": 1}).encode())
 check("a full disk: recording works again once there is room", code == 201, f"HTTP {code}")
 stop_camd(camd)
+ctl("test_pattern=0")
 subprocess.run(["umount", tiny])
 sys.exit(suite.finish())

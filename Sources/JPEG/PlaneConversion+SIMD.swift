@@ -36,7 +36,7 @@ extension PlaneConversion {
     /// Splits and, if `expand`, range-expands whole groups of 16 pixels of one packed
     /// 4:2:2 row (YUYV and its byte orders).
     @inline(never)
-    static func convertPackedRow(_ source: UnsafeRawPointer, pixels: Int, luma: UnsafeMutablePointer<UInt8>,
+    public static func convertPackedRow(_ source: UnsafeRawPointer, pixels: Int, luma: UnsafeMutablePointer<UInt8>,
                                  firstChroma: UnsafeMutablePointer<UInt8>, secondChroma: UnsafeMutablePointer<UInt8>,
                                  lumaInHighByte: Bool, expand: Bool) -> Int {
         let vectorPixels = pixels / 16 * 16

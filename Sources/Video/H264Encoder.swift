@@ -23,7 +23,7 @@ public final class H264Encoder {
     private var hardwareDevice: UnsafeMutablePointer<AVBufferRef>?
     private var uploaded: UnsafeMutablePointer<AVFrame>?
     private var firstMonotonic: Double?
-    private var lastPTS: Int64 = -1
+    private var lastPTS: Int64?
     private var wantsKeyframe = false
     /// Capture times by pts, for the packets still inside the encoder.
     private var pending: [Int64: (capture: Double, monotonic: Double)] = [:]
@@ -184,8 +184,13 @@ public final class H264Encoder {
     public func encode(_ picture: VideoPicture, monotonicTime: Double, captureTime: Double) throws(VideoError) -> [VideoPacket] {
         let first = firstMonotonic ?? monotonicTime
         firstMonotonic = first
-        // Capture times decide the timestamps; they only ever increase, even if the clock stutters.
-        let pts = max(lastPTS + 1, Int64(((monotonicTime - first) * Double(Self.timeScale)).rounded()))
+        // Capture times decide the timestamps, on the grid of the nominal rate: a frame the stage
+        // skipped leaves a gap of whole frames, and frames a driver handed over in a burst (late,
+        // then back to back) are spread one frame apart, so timestamps always rise by at least a
+        // frame and players that assume the nominal rate never see two frames at one time.
+        let tick = Double(Self.timeScale) / format.frameRate
+        let onGrid = Int64((((monotonicTime - first) * Double(Self.timeScale)) / tick).rounded() * tick)
+        let pts = lastPTS.map { max($0 + Int64(tick.rounded()), onGrid) } ?? 0
         lastPTS = pts
         pending[pts] = (captureTime, monotonicTime)
         var input = picture.frame

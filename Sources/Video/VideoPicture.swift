@@ -13,6 +13,8 @@ public final class VideoPicture {
     public private(set) var range: ColorRange = .limited
     private let decoder: JPEGDecoder
     private var decoded = YUVImage()
+    /// Two rows of each chroma plane of a packed 4:2:2 frame, averaged into one 4:2:0 row.
+    private var chromaRows: [UInt8] = []
 
     public init(size: FrameSize) throws(VideoError) {
         do { decoder = try JPEGDecoder() } catch { throw VideoError(.ffmpeg, "TurboJPEG: \(error)") }
@@ -63,8 +65,66 @@ public final class VideoPicture {
                 throw VideoError(.unsupportedFormat, "\(layout.format) frames cannot be encoded to H.264 here; "
                                  + "choose YUYV, NV12, YU12 or MJPEG with `format`")
             }
-            source.bytes.withUnsafeBufferPointer { bytes in copy(bytes, planes) }
+            source.bytes.withUnsafeBufferPointer { bytes in
+                if let positions = PlaneConversion.packedPositions(layout.format), let base = bytes.baseAddress {
+                    copyPacked(base, stride: planes.luma.stride, positions: positions)
+                } else {
+                    copy(bytes, planes)
+                }
+            }
             range = layout.range
+        }
+    }
+
+    /// Packed 4:2:2 (YUYV and its byte orders) to 4:2:0 with the JPEG path's vector row
+    /// splitter (no range change): each row gives its luma and two chroma rows, and each pair
+    /// of chroma rows is averaged into one, rounding up as `(a + b + 1) >> 1`, as libswscale does.
+    private func copyPacked(_ base: UnsafePointer<UInt8>, stride: Int, positions: (luma: Int, cb: Int, cr: Int)) {
+        let width = size.width, height = size.height, chromaWidth = (width + 1) / 2
+        if chromaRows.count < 4 * chromaWidth + 16 { chromaRows = [UInt8](repeating: 0, count: 4 * chromaWidth + 16) }
+        let lumaInHighByte = positions.luma == 1, cbFirst = positions.cb < positions.cr
+        let yOut = frame.pointee.data.0!, yStride = Int(frame.pointee.linesize.0)
+        let cbOut = frame.pointee.data.1!, crOut = frame.pointee.data.2!
+        let cbStride = Int(frame.pointee.linesize.1), crStride = Int(frame.pointee.linesize.2)
+        chromaRows.withUnsafeMutableBufferPointer { scratch in
+            let rows = scratch.baseAddress!
+            // Rows of the pair: Cb then Cr of the even row, Cb then Cr of the odd row.
+            let cb = [rows, rows + 2 * chromaWidth], cr = [rows + chromaWidth, rows + 3 * chromaWidth]
+            for row in 0..<height {
+                let source = base + row * stride, luma = yOut + row * yStride
+                let (cbRow, crRow) = (cb[row & 1], cr[row & 1])
+                let done = PlaneConversion.convertPackedRow(UnsafeRawPointer(source), pixels: width / 2 * 2, luma: luma,
+                                                            firstChroma: cbFirst ? cbRow : crRow,
+                                                            secondChroma: cbFirst ? crRow : cbRow,
+                                                            lumaInHighByte: lumaInHighByte, expand: false)
+                for pair in done / 2..<width / 2 {
+                    let p = source + pair * 4
+                    luma[2 * pair] = p[positions.luma]
+                    luma[2 * pair + 1] = p[positions.luma + 2]
+                    cbRow[pair] = p[positions.cb]
+                    crRow[pair] = p[positions.cr]
+                }
+                // A pair of rows is complete (or the last row of an odd height pairs with itself).
+                guard row & 1 == 1 || row == height - 1 else { continue }
+                let second = row & 1
+                average(cb[0], cb[second], into: cbOut + (row / 2) * cbStride, count: chromaWidth)
+                average(cr[0], cr[second], into: crOut + (row / 2) * crStride, count: chromaWidth)
+            }
+        }
+    }
+
+    /// `(a + b + 1) >> 1` of two rows, 16 samples at a time: `(a | b) - ((a ^ b) >> 1)` needs no widening.
+    private func average(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, count: Int) {
+        var x = 0
+        while x + 16 <= count {
+            let first = UnsafeRawPointer(a + x).loadUnaligned(as: SIMD16<UInt8>.self)
+            let second = UnsafeRawPointer(b + x).loadUnaligned(as: SIMD16<UInt8>.self)
+            UnsafeMutableRawPointer(out + x).storeBytes(of: (first | second) &- ((first ^ second) &>> 1), as: SIMD16<UInt8>.self)
+            x += 16
+        }
+        while x < count {
+            out[x] = UInt8((UInt16(a[x]) + UInt16(b[x]) + 1) >> 1)
+            x += 1
         }
     }
 

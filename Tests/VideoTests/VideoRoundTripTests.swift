@@ -159,3 +159,33 @@ import VideoCore
         }
     }
 }
+
+/// camd's plane conversion for the encoder: the vector path for packed 4:2:2 gives exactly
+/// what the plain definition gives (luma as is, chroma rows averaged, rounding up).
+@Suite struct VideoPictureTests {
+    @Test(arguments: [FrameSize(width: 64, height: 48), FrameSize(width: 70, height: 34), FrameSize(width: 1920, height: 1080)])
+    func packedFramesGiveTheDefinedPlanes(size: FrameSize) throws {
+        var generator = SystemRandomNumberGenerator()
+        let stride = size.width * 2 + 8
+        let bytes = (0..<stride * size.height).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let layout = FrameLayout(format: .yuyv, size: size, bytesPerLine: stride, range: .limited)
+        let picture = try VideoPicture(size: size)
+        try picture.fill(from: Frame(layout: layout, bytes: bytes, sequence: 0, monotonicTime: 0, captureTime: 0))
+        let frame = picture.frame.pointee
+        let chroma = FrameSize(width: (size.width + 1) / 2, height: (size.height + 1) / 2)
+        var wrong = 0
+        for y in 0..<size.height {
+            for x in 0..<size.width where frame.data.0![y * Int(frame.linesize.0) + x] != bytes[y * stride + x * 2] { wrong += 1 }
+        }
+        for (plane, offset, stridePlane) in [(frame.data.1!, 1, Int(frame.linesize.1)), (frame.data.2!, 3, Int(frame.linesize.2))] {
+            for y in 0..<chroma.height {
+                let below = min(2 * y + 1, size.height - 1)
+                for x in 0..<chroma.width {
+                    let a = Int(bytes[2 * y * stride + x * 4 + offset]), b = Int(bytes[below * stride + x * 4 + offset])
+                    if Int(plane[y * stridePlane + x]) != (a + b + 1) >> 1 { wrong += 1 }
+                }
+            }
+        }
+        #expect(wrong == 0, "\(wrong) samples differ at \(size)")
+    }
+}
