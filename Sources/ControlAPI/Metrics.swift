@@ -39,6 +39,14 @@ enum Metrics {
                perCamera { Double($0.errors) })
         family("camd_stream_clients", "gauge", "Connected live stream clients.", perCamera { Double($0.streamClients) })
         family("camd_capture_fps", "gauge", "Measured capture rate.", perCamera { $0.measuredFPS })
+        family("camd_video_running", "gauge", "1 while the H.264 stage runs (something wants video).",
+               perCamera { $0.video.running ? 1 : 0 })
+        family("camd_video_frames_encoded_total", "counter", "Frames encoded to H.264.", perCamera { Double($0.video.framesEncoded) })
+        family("camd_video_keyframes_total", "counter", "H.264 keyframes, asked for or at the interval.",
+               perCamera { Double($0.video.keyframes) })
+        family("camd_video_bytes_total", "counter", "Bytes of H.264 encoded.", perCamera { Double($0.video.bytesEncoded) })
+        family("camd_recording", "gauge", "1 while the camera records (also while waiting for disk space).",
+               perCamera { $0.video.recording.state == .off ? 0 : 1 })
 
         out += "# HELP camd_encode_seconds Time to encode one frame to JPEG.\n# TYPE camd_encode_seconds histogram\n"
         for (status, histogram) in zip(statuses, histograms) {

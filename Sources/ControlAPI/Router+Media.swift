@@ -18,8 +18,9 @@ func addMediaRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServic
             return kind
         }
         let selection = try MediaSelection(query, services)
-        return try JSONBody.response(await services.photos.list(camera: selection.camera, since: selection.since,
-                                                                until: selection.until, limit: selection.limit, kind: kind))
+        let records = await services.photos.list(camera: selection.camera, since: selection.since, until: selection.until,
+                                                 limit: selection.limit, kind: kind)
+        return try JSONBody.response(records.map(MediaItem.init))
     }
     v1.get("media/contact-sheet") { request, _ in
         try await contactSheet(request, services)
@@ -62,6 +63,21 @@ func addMediaRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServic
         return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "max-age=3600",
                                                HTTPField.Name("X-Capture-Time")!: String(format: "%.6f", record.captureTime)],
                         body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
+    }
+}
+
+/// One entry of the media list: the file's record and where its poster is (a photo's
+/// thumbnail, or a movie's first frame, upright), for a page to show it without knowing the routes.
+struct MediaItem: Encodable {
+    var record: PhotoRecord
+
+    private enum Keys: String, CodingKey { case poster }
+
+    func encode(to encoder: any Encoder) throws {
+        try record.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        let name = record.name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? record.name
+        try container.encode("/v1/media/\(name)/thumbnail", forKey: .poster)
     }
 }
 

@@ -70,6 +70,9 @@ import VideoCore
             try await Task.sleep(for: .milliseconds(500))
             #expect(await session.status().video.framesEncoded == 0)
             #expect(await session.status().video.running == false)
+            let idle = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+            #expect(idle.contains("camd_video_frames_encoded_total{camera=\"synth\"} 0\n"))
+            #expect(idle.contains("camd_video_running{camera=\"synth\"} 0\n"))
 
             let status = try await Self.record(client, seconds: 2)
             let movie = try #require(status.saved.first)
@@ -82,6 +85,9 @@ import VideoCore
             let frames = try Self.countFrames(root + "/synth/" + movie.name)
             #expect(frames >= 54 && frames <= 61, "\(frames) frames")
             #expect(await session.status().video.encoder != nil)
+            let after = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+            #expect(!after.contains("camd_video_frames_encoded_total{camera=\"synth\"} 0\n"))
+            #expect(after.contains("camd_recording{camera=\"synth\"} 0\n"))
 
             // One library: photos and movies together, each kind on its own, and /v1/photos as before.
             try await client.execute(uri: "/v1/cameras/synth/snapshot", method: .post) { #expect($0.status == .created || $0.status == .ok) }
@@ -89,6 +95,8 @@ import VideoCore
             #expect(Set(all.map(\.kind)) == [.photo, .video])
             let videos = try await client.execute(uri: "/v1/media?kind=video", method: .get) { try Self.decode([PhotoRecord].self, $0.body) }
             #expect(videos.map(\.name) == [movie.name])
+            let listed = try await client.execute(uri: "/v1/media?kind=video", method: .get) { String(buffer: $0.body) }
+            #expect(listed.contains("\"poster\" : \"/v1/media/\(movie.name)/thumbnail\""), "\(listed)")
             let photos = try await client.execute(uri: "/v1/photos", method: .get) { try Self.decode([PhotoRecord].self, $0.body) }
             #expect(photos.allSatisfy { $0.kind == .photo } && photos.count == 1)
             try await client.execute(uri: "/v1/photos/\(movie.name)", method: .get) { #expect($0.status == .notFound) }

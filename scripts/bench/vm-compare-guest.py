@@ -300,6 +300,50 @@ def cold_phase(args):
     return out
 
 
+# ---------------------------------------------------------------- recording: camd vs ffmpeg -f v4l2
+
+def record_phase(args):
+    """CPU per recorded frame: camd's H.264 stage (a recording through the API) against
+    `ffmpeg -f v4l2 ... -c:v libx264` with the same encoder settings (veryfast, zerolatency,
+    crf 23, a keyframe every 2 s), both reading vivid at 640x480 YUYV 25 fps for `window` s.
+    The emulated CPU encodes well under 25 fps, so each is counted per frame it wrote."""
+    out = {}
+    camd = Camd(binary=args.camd, workdir=f"{WORK}/record", size=SIZE, fps=FPS, camera_id="vivid", log_level="warning")
+    with open(camd.config, "w") as f:
+        f.write(f'[daemon]\nsocket = "{camd.sock}"\nsocket_group = ""\nphoto_folder = "{camd.photos}"\n'
+                f'log_level = "warning"\n\n[[camera]]\nid = "vivid"\ndevice = "{DEV}"\nformat = "{FORMAT}"\n'
+                f'size = "{SIZE}"\nfps = {FPS}\n[camera.video]\nencoder = "libx264"\n')
+    camd.start(timeout=120)
+    try:
+        time.sleep(3)
+        code, _, data = call(camd.sock, "POST", "/v1/cameras/vivid/recordings", body={"duration": args.window + 10})
+        assert code == 201, data
+        time.sleep(5)  # past the encoder's start
+        before_cpu, before = bench.cpu_seconds(camd.pid), camera_status(camd.sock, "vivid")["video"]["frames_encoded"]
+        time.sleep(args.window)
+        after_cpu, after = bench.cpu_seconds(camd.pid), camera_status(camd.sock, "vivid")["video"]["frames_encoded"]
+        call(camd.sock, "POST", "/v1/cameras/vivid/recordings/stop", timeout=120)
+        out["camd"] = {"cpu": after_cpu - before_cpu, "frames": after - before,
+                       "cpu_per_frame_ms": 1000 * (after_cpu - before_cpu) / max(after - before, 1)}
+    finally:
+        camd.stop()
+    log(f"camd recording: {out['camd']}")
+    clip = f"{WORK}/ffmpeg.mp4"
+    start = os.times()
+    ff = run(["ffmpeg", "-nostdin", "-v", "error", "-f", "v4l2", "-input_format", "yuyv422", "-video_size", SIZE,
+              "-framerate", str(FPS), "-i", DEV, "-t", str(args.window), "-c:v", "libx264", "-preset", "veryfast",
+              "-tune", "zerolatency", "-crf", "23", "-g", str(2 * FPS), "-pix_fmt", "yuv420p", "-y", clip],
+             timeout=int(args.window * 20 + 120))
+    end = os.times()
+    frames = int(run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                      "stream=nb_read_frames", "-of", "csv=p=0", clip], timeout=300).stdout.strip() or 0)
+    cpu = (end.children_user - start.children_user) + (end.children_system - start.children_system)
+    out["ffmpeg"] = {"cpu": cpu, "frames": frames, "cpu_per_frame_ms": 1000 * cpu / max(frames, 1),
+                     "errors": ff.stderr[-300:]}
+    log(f"ffmpeg recording: {out['ffmpeg']}")
+    return out
+
+
 # ---------------------------------------------------------------- main
 
 def main():
@@ -312,6 +356,7 @@ def main():
     ap.add_argument("--window", type=float, default=20)
     ap.add_argument("--idle", type=float, default=10)
     ap.add_argument("--cold-only", action="store_true", help="only camctl vs fswebcam")
+    ap.add_argument("--record-only", action="store_true", help="only camd's recording vs ffmpeg -f v4l2 with libx264")
     args = ap.parse_args()
     os.makedirs(WORK, exist_ok=True)
     os.chdir(WORK)
@@ -324,11 +369,14 @@ def main():
         log(f"vivid loaded; {res['guest']}")
         for b in (args.camd, args.camctl):  # the first start of a Swift binary loads its runtime over 9p: do it untimed
             run([b, "--help"], timeout=120)
-        if not args.cold_only:
-            res["camd"] = camd_phase(args)
-            res["camd_every"] = camd_phase(args, every_frame=True)
-            res["ustreamer_run"] = ustreamer_phase(args)
-        res["cold"] = cold_phase(args)
+        if args.record_only:
+            res["record"] = record_phase(args)
+        else:
+            if not args.cold_only:
+                res["camd"] = camd_phase(args)
+                res["camd_every"] = camd_phase(args, every_frame=True)
+                res["ustreamer_run"] = ustreamer_phase(args)
+            res["cold"] = cold_phase(args)
         res["load_end"] = camdclient.loadavg()
     except Exception as e:  # noqa: BLE001 - the host must hear about any failure through the share
         import traceback
@@ -394,6 +442,17 @@ def report(res):
             f"{'CPU % of a core, running, no client':<44} {e['idle']['cpu_pct']:>10.1f} {u['idle']['cpu_pct']:>10.1f} "
             f"{e['idle']['cpu_pct'] / u['idle']['cpu_pct'] if u['idle']['cpu_pct'] else float('nan'):>8.2f}",
             f"{'frames encoded while idle (no client)':<44} {e['idle']['encoded']:>10}",
+        ]
+    rec = res.get("record")
+    if rec:
+        c, f = rec["camd"], rec["ffmpeg"]
+        lines += [
+            "",
+            "recording H.264 (libx264 veryfast, zerolatency, crf 23, keyframe every 2 s) from vivid",
+            f"{'':<36} {'camd':>10} {'ffmpeg':>10} {'camd/ffmpeg':>11}",
+            f"{'CPU ms per frame written':<36} {c['cpu_per_frame_ms']:>10.1f} {f['cpu_per_frame_ms']:>10.1f} "
+            f"{c['cpu_per_frame_ms'] / f['cpu_per_frame_ms']:>11.2f}",
+            f"{'frames in the window':<36} {c['frames']:>10} {f['frames']:>10}",
         ]
     cold = res.get("cold")
     if cold:
