@@ -62,36 +62,42 @@ public final class FragmentedMP4Writer {
             throw VideoError(.ffmpeg, "the encoder gave no SPS/PPS header; an MP4 track cannot be written without one")
         }
         self.format = format
-        output = Output(sink)
+        let output = Output(sink)
+        self.output = output
         frameTicks = Int64((Double(format.timeScale) / max(1, format.frameRate)).rounded())
         guard let packet = av_packet_alloc() else { throw VideoError(.ffmpeg, "av_packet_alloc failed: out of memory") }
         self.packet = packet
         var context: UnsafeMutablePointer<AVFormatContext>?
+        let stream: UnsafeMutablePointer<AVStream>
         do throws(VideoError) {
             try VideoError.check(avformat_alloc_output_context2(&context, nil, "mp4", nil), "the MP4 muxer")
-            guard let context, let stream = avformat_new_stream(context, nil) else {
+            guard let context, let made = avformat_new_stream(context, nil) else {
                 throw VideoError(.ffmpeg, "avformat_new_stream failed: out of memory")
             }
-            self.context = context
-            self.stream = stream
-            try Self.describe(stream, format, transform)
+            try Self.describe(made, format, transform)
             context.pointee.pb = try Self.makeIO(output)
             context.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS | AVFMT_FLAG_BITEXACT
-            var options: OpaquePointer?
-            defer { av_dict_free(&options) }
-            av_dict_set(&options, "movflags", "empty_moov+default_base_moof+frag_keyframe", 0)
-            av_dict_set(&options, "frag_duration", String(Int(fragmentSeconds * 1_000_000)), 0)
-            try check(avformat_write_header(context, &options), "writing the MP4 header")
-            avio_flush(context.pointee.pb)
-            try check(0, "writing the MP4 header")
-            committedBytes = output.bytes
+            stream = made
         } catch {
+            // `stream` is not set yet, so deinit will not run: free here what it would.
             var packet: UnsafeMutablePointer<AVPacket>? = packet
             av_packet_free(&packet)
             Self.free(context)
-            self.context = nil
             throw error
         }
+        self.context = context
+        self.stream = stream
+        // Every stored property is set from here on, so a failure runs deinit, which frees
+        // the packet and the context: freeing them here too would free them twice (a sink
+        // that is full from the first byte failed exactly so).
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        av_dict_set(&options, "movflags", "empty_moov+default_base_moof+frag_keyframe", 0)
+        av_dict_set(&options, "frag_duration", String(Int(fragmentSeconds * 1_000_000)), 0)
+        try check(avformat_write_header(self.context, &options), "writing the MP4 header")
+        avio_flush(self.context!.pointee.pb)
+        try check(0, "writing the MP4 header")
+        committedBytes = output.bytes
     }
 
     deinit {

@@ -152,6 +152,20 @@ import VideoCore
         #expect(encoder.format.codecString.hasPrefix("avc1."))
     }
 
+    @Test func aSinkFullFromTheFirstByteIsAWriteErrorNotACrash() throws {
+        let size = FrameSize(width: 160, height: 120)
+        let encoder = try H264Encoder(settings: VideoEncoderSettings(encoder: .libx264), size: size, frameRate: 10, range: .limited)
+        let picture = try VideoPicture(size: size)
+        try picture.fill(from: Self.yuyvBars(size, sequence: 0, at: 0))
+        _ = try encoder.encode(picture, monotonicTime: 0, captureTime: 0)
+        // The header is the first write: the writer must fail cleanly, and free what it made once.
+        for _ in 0..<3 {
+            #expect { _ = try FragmentedMP4Writer(format: encoder.format) { _ in ENOSPC } } throws: { error in
+                (error as? VideoError)?.kind == .write(errno: ENOSPC)
+            }
+        }
+    }
+
     @Test func anOddSizeIsRefusedWithTheReason() {
         #expect(throws: VideoError.self) {
             _ = try H264Encoder(settings: VideoEncoderSettings(encoder: .libx264), size: FrameSize(width: 161, height: 120),
