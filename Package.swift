@@ -106,7 +106,7 @@ let package = Package(
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "CTurboJPEG", "CamdTestSupport"], swiftSettings: strict),
         // What several test targets share: reading camd's EXIF back.
         .target(name: "CamdTestSupport", dependencies: ["JPEG"], path: "Tests/CamdTestSupport", swiftSettings: strict),
-        .testTarget(name: "CaptureSessionTests", dependencies: ["CaptureSession", "CamdTestSupport", "V4L2"], swiftSettings: strict),
+        .testTarget(name: "CaptureSessionTests", dependencies: ["CaptureSession", "CamdTestSupport", "V4L2", "Video"], swiftSettings: strict),
         .testTarget(name: "ControlAPITests", dependencies: [
             "ControlAPI", "CaptureSession", "JPEG", "Video", "VideoCore", "CamdTestSupport", "APIModel",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
