@@ -20,22 +20,8 @@ enum JSONBody {
     /// The body's JSON object, its fields as the settings' declarations read them, or a
     /// 400 that says what is wrong with it.
     static func object(_ request: Request, context: CamdRequestContext) async throws -> [(key: String, value: SettingValue)] {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: limit)
-        } catch {
-            throw APIError(.contentTooLarge, "too_large", "request body too large (the limit is \(limit) bytes)")
-        }
+        let buffer = try await checkedBody(request)
         if buffer.readableBytes == 0 { return [] }
-        switch shapeProblem(in: buffer.readableBytesView) {
-        case .trailingComma(let offset)?:
-            throw APIError.badRequest("the body is not valid JSON: a trailing comma at byte \(offset) (JSON allows no comma before '}' or ']')",
-                                      code: "bad_json")
-        case .duplicateKey(let key, let offset)?:
-            throw APIError.badRequest("the body names \"\(key)\" twice (again at byte \(offset)); give each field once", code: "bad_json")
-        case nil:
-            break
-        }
         let parsed: SettingValue
         do {
             parsed = try JSONDecoder().decode(SettingValue.self, from: Data(buffer.readableBytesView))
@@ -49,6 +35,61 @@ enum JSONBody {
             throw APIError.badRequest("the body must be a JSON object", code: "bad_json")
         }
         return object
+    }
+
+    /// The body as one of the API's request messages (an empty body as `{}`), or a 400
+    /// that names the field at fault: `bad_json` for what is not JSON, `bad_field` for a
+    /// field that is missing, unknown or of the wrong type.
+    static func decode<Message: Decodable>(_ type: Message.Type, _ request: Request) async throws -> Message {
+        let buffer = try await checkedBody(request)
+        let bytes = buffer.readableBytes == 0 ? Data("{}".utf8) : Data(buffer.readableBytesView)
+        do {
+            return try APIJSON.decoder().decode(type, from: bytes)
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw APIError.badRequest("\(snakeCase(key.stringValue)) is required", code: "bad_field")
+        } catch let DecodingError.typeMismatch(_, context) where !context.codingPath.isEmpty {
+            throw APIError.badRequest("\(field(context)) has the wrong type: \(context.debugDescription)", code: "bad_field")
+        } catch let DecodingError.valueNotFound(_, context) where !context.codingPath.isEmpty {
+            throw APIError.badRequest("\(field(context)) must not be null", code: "bad_field")
+        } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
+            throw APIError.badRequest(context.debugDescription, code: "bad_field")
+        } catch let DecodingError.dataCorrupted(context) {
+            let detail = context.underlyingError.map { "\($0)" } ?? context.debugDescription
+            throw APIError.badRequest("the body is not valid JSON: \(detail)", code: "bad_json")
+        } catch {
+            throw APIError.badRequest("the body must be a JSON object: \(error)", code: "bad_json")
+        }
+    }
+
+    /// The body, at most `limit` bytes, without a trailing comma or a key named twice.
+    private static func checkedBody(_ request: Request) async throws -> ByteBuffer {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: limit)
+        } catch {
+            throw APIError(.contentTooLarge, "too_large", "request body too large (the limit is \(limit) bytes)")
+        }
+        switch shapeProblem(in: buffer.readableBytesView) {
+        case .trailingComma(let offset)?:
+            throw APIError.badRequest("the body is not valid JSON: a trailing comma at byte \(offset) (JSON allows no comma before '}' or ']')",
+                                      code: "bad_json")
+        case .duplicateKey(let key, let offset)?:
+            throw APIError.badRequest("the body names \"\(key)\" twice (again at byte \(offset)); give each field once", code: "bad_json")
+        case nil:
+            return buffer
+        }
+    }
+
+    /// The field a decoding error is about, as the body spells it ("frames_total").
+    private static func field(_ context: DecodingError.Context) -> String {
+        context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? snakeCase($0.stringValue) }.joined(separator: ".")
+    }
+
+    /// "framesTotal" as the API spells it: "frames_total" (the decoder turned it the other way).
+    private static func snakeCase(_ name: String) -> String {
+        name.reduce(into: "") { result, character in
+            if character.isUppercase { result += "_" + character.lowercased() } else { result.append(character) }
+        }
     }
 }
 
