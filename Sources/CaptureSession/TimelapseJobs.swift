@@ -18,6 +18,7 @@ import Glibc
 /// its name. A cancelled or failed job leaves no file.
 public actor TimelapseJobs {
     public nonisolated let photos: PhotoOutput
+    private let cameras: Cameras
     private let encoder: VideoEncoderSettings
     private let logger: Logger
 
@@ -34,6 +35,9 @@ public actor TimelapseJobs {
         /// The photos in the range, oldest first; dropped once the render has their paths.
         var photos: [PhotoRecord]
         let progress: TimelapseProgress
+        /// The camera's `[camera.video]` encoder and movie retention, when camd runs that camera.
+        let encoder: VideoEncoderSettings
+        let retention: VideoSettings?
         var waiters: [CheckedContinuation<Job, Never>] = []
     }
 
@@ -41,10 +45,14 @@ public actor TimelapseJobs {
     private var entries: [Entry] = []
     private var renderingQueue = false
 
-    /// - Parameter encoder: the H.264 encoder to use (`auto` tries the hardware ones first).
-    public init(photos: PhotoOutput, encoder: VideoEncoderSettings = VideoEncoderSettings(),
+    /// - Parameters:
+    ///   - cameras: a job for one of these takes its `[camera.video]` encoder settings, and
+    ///     its movie retention applies to the finished movie.
+    ///   - encoder: the H.264 encoder for photos of a camera camd does not run (any longer).
+    public init(photos: PhotoOutput, cameras: Cameras = Cameras([]), encoder: VideoEncoderSettings = VideoEncoderSettings(),
                 logger: Logger = Logger(label: "camd.timelapse")) {
         self.photos = photos
+        self.cameras = cameras
         self.encoder = encoder
         self.logger = logger
     }
@@ -67,11 +75,13 @@ public actor TimelapseJobs {
         guard !records.isEmpty else {
             throw .noPhotos("camera \(camera) has no photos \(Self.describe(since: since, until: until)), so there is nothing to make a movie of. Widen since/until, or see which exist with GET /v1/photos?camera=\(camera).")
         }
-        try checkRoom()  // again: other requests may have queued jobs while the list was read
+        let video = await cameras[camera]?.settings.video
+        try checkRoom()  // again: other requests may have queued jobs while the list and settings were read
         let job = Job(id: Self.newID(), camera: camera, since: since, until: until, fps: settings.fps, size: settings.size,
                       state: .queued, framesDone: 0, framesTotal: records.count, framesSkipped: 0,
                       createdAt: PhotoOutput.currentTime())
-        entries.append(Entry(job: job, photos: records.reversed(), progress: TimelapseProgress()))
+        entries.append(Entry(job: job, photos: records.reversed(), progress: TimelapseProgress(),
+                             encoder: video?.encoder ?? encoder, retention: video))
         logger.info("timelapse \(job.id) queued: \(records.count) photos of \(camera) at \(settings.fps) fps")
         if !renderingQueue {
             renderingQueue = true
@@ -142,14 +152,14 @@ public actor TimelapseJobs {
             let job = entries[index].job
             let records = entries[index].photos
             entries[index].photos = []
-            let outcome = await render(job, records, entries[index].progress)
+            let outcome = await render(job, records, entries[index])
             finish(job.id, outcome)
         }
         renderingQueue = false
     }
 
     /// Renders on a thread of its own, then gives the movie its name in the media library.
-    private func render(_ job: Job, _ records: [PhotoRecord], _ progress: TimelapseProgress) async
+    private func render(_ job: Job, _ records: [PhotoRecord], _ entry: Entry) async
         -> Result<(PhotoRecord, TimelapseRenderer.Result), TimelapseError> {
         let folder = photos.root + "/" + job.camera
         let partial = folder + "/" + AtomicFile.temporaryPrefix + "timelapse-\(job.id).mp4.partial"
@@ -157,7 +167,7 @@ public actor TimelapseJobs {
         let first = records[0].captureTime
         let settings: TimelapseSettings
         do { settings = try TimelapseSettings(fps: job.fps, size: job.size) } catch { return .failure(error) }
-        let encoder = self.encoder
+        let encoder = entry.encoder, progress = entry.progress
         let rendered = await withCheckedContinuation { continuation in
             WorkerThread.start(name: "camd-timelapse", niceness: Self.niceness) {
                 continuation.resume(returning: Self.renderFile(paths, to: partial, settings: settings, encoder: encoder,
@@ -172,7 +182,8 @@ public actor TimelapseJobs {
         do throws(PhotoError) {
             let wanted = try PhotoOutput.fileName(pattern: "{camera}-timelapse-{date}-{time}.mp4", camera: job.camera,
                                                   captureTime: first, sequence: 0)
-            let movie = try await photos.adoptVideo(at: partial, camera: job.camera, name: wanted, captureTime: first)
+            let movie = try await photos.adoptVideo(at: partial, camera: job.camera, name: wanted, captureTime: first,
+                                                    retention: entry.retention)
             return .success((movie, result))
         } catch {
             // adoptVideo leaves the file when the rename fails; a job that failed leaves none.

@@ -85,6 +85,8 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             throw APIError(error)
         } catch let error as PhotoError {
             throw APIError(error)
+        } catch let error as TimelapseError {
+            throw APIError(error)
         } catch let error as ImageError {
             throw APIError(error)
         } catch let error as HTTPError {

@@ -29,6 +29,8 @@ public struct APIServices: Sendable {
     public var photos: PhotoOutput
     /// Each camera's recorder, writing into `photos`.
     public var recorders: Recorders
+    /// Timelapse movies made from `photos`' photos, into it.
+    public var timelapses: TimelapseJobs
     public var daemon: DaemonInfo
     public var logger: Logger
     public var access: AccessPolicy
@@ -38,6 +40,7 @@ public struct APIServices: Sendable {
         self.cameras = cameras
         self.photos = photos
         recorders = Recorders(cameras: cameras, photos: photos)
+        timelapses = TimelapseJobs(photos: photos, cameras: cameras)
         self.daemon = daemon
         self.logger = logger
         self.access = access
@@ -60,6 +63,7 @@ public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
     addPhotoRoutes(v1, services)
     addMediaRoutes(v1, services)
     addRecordingRoutes(v1, services)
+    addTimelapseRoutes(v1, services)
     router.get("metrics") { _, _ in try await Metrics.response(services) }
     routes.fill(from: router)
     return router
