@@ -88,7 +88,7 @@ public enum CamdDaemon {
         // Cameras stop before the listener: that ends live streams, so the listener can finish.
         var groupConfiguration = ServiceGroupConfiguration(
             services: [.init(service: listener), .init(service: cameraService), .init(service: watchdog),
-                       .init(service: reload)],
+                       .init(service: reload), .init(service: TimelapseService(timelapses: services.timelapses, logger: logger))],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger)
         // shutdown_timeout bounds the graceful part; then what is left is cancelled, and
