@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import SystemPackage
 import Video
@@ -73,7 +74,8 @@ public actor TimelapseJobs {
         // Newest first from the list; the movie runs oldest first.
         let records = await photos.list(camera: camera, since: since, until: until, kind: .photo)
         guard !records.isEmpty else {
-            throw .noPhotos("camera \(camera) has no photos \(Self.describe(since: since, until: until)), so there is nothing to make a movie of. Widen since/until, or see which exist with GET /v1/photos?camera=\(camera).")
+            let known = cameras[camera] != nil || cameras.ids.isEmpty ? "" : " (camd runs no camera of that id; it runs \(cameras.ids.joined(separator: ", ")))"
+            throw .noPhotos("camera \(camera)\(known) has no photos \(Self.describe(since: since, until: until)), so there is nothing to make a movie of. Widen since/until, or see which exist with GET /v1/photos?camera=\(camera).")
         }
         let video = await cameras[camera]?.settings.video
         try checkRoom()  // again: other requests may have queued jobs while the list and settings were read
@@ -308,12 +310,14 @@ public actor TimelapseJobs {
         return String(repeating: "0", count: 12 - digits.count) + digits
     }
 
+    /// "from 2026-11-22T06:00:00Z (since) until ...", as a person reads the range.
     private static func describe(since: Double?, until: Double?) -> String {
+        func time(_ seconds: Double) -> String { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds)) }
         switch (since, until) {
         case (nil, nil): return "at all"
-        case (let since?, nil): return "from \(since) on"
-        case (nil, let until?): return "before \(until)"
-        case (let since?, let until?): return "from \(since) until \(until)"
+        case (let since?, nil): return "from \(time(since)) (since) on"
+        case (nil, let until?): return "before \(time(until)) (until)"
+        case (let since?, let until?): return "from \(time(since)) (since) until \(time(until)) (until)"
         }
     }
 }

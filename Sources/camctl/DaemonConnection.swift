@@ -68,6 +68,14 @@ enum DaemonCall {
         }
     }
 
+    /// A file of camd's media library (a photo or a movie) as stored: the one place camctl
+    /// fetches media from camd.
+    static func fetchMedia(_ client: DaemonClient, _ name: String) throws -> [UInt8] {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove("/")
+        return try perform(client, "GET", "/v1/media/" + (name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name)).body
+    }
+
     /// The daemon's cameras.
     static func cameras(_ client: DaemonClient) throws -> [CameraStatus] {
         try decode([CameraStatus].self, try perform(client, "GET", "/v1/cameras"))

@@ -91,13 +91,12 @@ struct RecordCommand: ParsableCommand {
         repeat {
             Thread.sleep(forTimeInterval: 0.25)
             status = try DaemonCall.decode(RecordingStatus.self, try DaemonCall.perform(client, "GET", "/v1/cameras/\(id)/recordings"))
-            progress.show(elapsed: Date().timeIntervalSince1970 - (status.started ?? Date().timeIntervalSince1970))
+            progress.show(Date().timeIntervalSince1970 - (status.started ?? Date().timeIntervalSince1970))
         } while status.state != .off
         progress.finish()
         if let error = status.error { throw fail("camd: \(error)", ExitStatus.outputFailed) }
         guard let movie = status.saved.first else { throw fail("camd saved no file: no frame came from camera \(id)", ExitStatus.deviceIO) }
-        let reply = try DaemonCall.perform(client, "GET", "/v1/media/\(movie.name)")
-        try write(reply.body)
+        try write(try DaemonCall.fetchMedia(client, movie.name))
         printError("camd camera \(id) (\(client.socketPath)): \(describe(movie)) → \(output); kept in camd's media as \(movie.name)")
     }
 
@@ -133,7 +132,7 @@ struct RecordCommand: ParsableCommand {
             var status = await recorder.status()
             while status.state != .off {
                 try? await Task.sleep(for: .milliseconds(250))
-                progress.show(elapsed: Date().timeIntervalSince(begin))
+                progress.show(Date().timeIntervalSince(begin))
                 status = await recorder.status()
             }
             progress.finish()
@@ -166,32 +165,6 @@ struct RecordCommand: ParsableCommand {
 struct RecordFailure: Error {
     var message: String
     var status: ExitCode
-}
-
-/// A line on stderr that shows how far a recording is: redrawn in place on a terminal,
-/// a line every tenth of the way otherwise (a log, a pipe).
-final class Progress: @unchecked Sendable {  // used by one thread at a time
-    let total: Double
-    private let terminal = isatty(STDERR_FILENO) == 1
-    private var lastTenth = -1
-
-    init(total: Double) { self.total = total }
-
-    func show(elapsed: Double) {
-        let done = min(max(elapsed, 0), total)
-        if terminal {
-            let width = 30, filled = Int(Double(width) * done / total)
-            let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-            FileHandle.standardError.write(Data(String(format: "\r[%@] %.1f / %.1f s", bar, done, total).utf8))
-        } else if Int(10 * done / total) > lastTenth {
-            lastTenth = Int(10 * done / total)
-            printError(String(format: "recording: %.1f / %.1f s", done, total))
-        }
-    }
-
-    func finish() {
-        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
-    }
 }
 
 /// Runs async work from camctl's synchronous commands and waits for it.
