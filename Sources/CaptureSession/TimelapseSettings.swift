@@ -9,6 +9,9 @@ public struct TimelapseSettings: Sendable, Hashable {
     public var size: FrameSize?
 
     public static let defaultFPS = 25.0
+    /// The lowest frame rate accepted: a photo every 100 s, a slide show; below it the
+    /// timestamps of a long movie would leave the 90 kHz clock's range.
+    public static let minimumFPS = 0.01
     /// The highest frame rate accepted; players and encoders handle more, people watching do not.
     public static let maximumFPS = 120.0
     /// Each side of the picture, in pixels: H.264 in 4:2:0 needs even sides, and 4096 keeps
@@ -17,8 +20,8 @@ public struct TimelapseSettings: Sendable, Hashable {
 
     /// Checks both values; the error names the field at fault.
     public init(fps: Double = TimelapseSettings.defaultFPS, size: FrameSize? = nil) throws(TimelapseError) {
-        guard fps.isFinite, fps > 0, fps <= Self.maximumFPS else {
-            throw .invalidParameter(name: "fps", message: "fps must be a number above 0 and at most \(Int(Self.maximumFPS)); got \(Self.format(fps))")
+        guard fps.isFinite, fps >= Self.minimumFPS, fps <= Self.maximumFPS else {
+            throw .invalidParameter(name: "fps", message: "fps must be a number from \(Self.minimumFPS) to \(Int(Self.maximumFPS)) (frames a second); got \(Self.format(fps))")
         }
         if let size {
             guard Self.sides.contains(size.width), Self.sides.contains(size.height) else {
@@ -34,7 +37,7 @@ public struct TimelapseSettings: Sendable, Hashable {
 
     /// Reads "WIDTHxHEIGHT" as the `size` field, checked as `init` checks it.
     public static func size(parsing text: String) throws(TimelapseError) -> FrameSize {
-        guard let size = FrameSize(parsing: text) else {
+        guard text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "x" || $0 == "X") }), let size = FrameSize(parsing: text) else {
             throw .invalidParameter(name: "size", message: "size must be WIDTHxHEIGHT in pixels, such as 1280x720; got \"\(text)\"")
         }
         _ = try TimelapseSettings(size: size)

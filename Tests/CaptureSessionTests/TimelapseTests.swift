@@ -179,13 +179,13 @@ import VideoCore
     }
 
     @Test func badFPSAndSizesNameTheField() throws {
-        for fps in [0, -1, 121, .nan, .infinity] {
+        for fps in [0, -1, 0.001, 1e-300, 121, .nan, .infinity] {
             #expect { _ = try TimelapseSettings(fps: fps) } throws: { error in
                 if case .invalidParameter("fps", let message) = error as? TimelapseError { return message.contains("fps") }
                 return false
             }
         }
-        for text in ["12x", "abc", "0x0", "321x240", "320x241", "8x8", "8192x4320", "-2x4"] {
+        for text in ["12x", "abc", "0x0", "321x240", "320x241", "8x8", "8192x4320", "-2x4", "+320x240", " 320x240"] {
             #expect { _ = try TimelapseSettings.size(parsing: text) } throws: { error in
                 if case .invalidParameter("size", let message) = error as? TimelapseError { return message.contains("size") }
                 return false
@@ -193,6 +193,7 @@ import VideoCore
         }
         #expect(try TimelapseSettings.size(parsing: "1280x720") == FrameSize(width: 1280, height: 720))
         #expect(try TimelapseSettings(fps: 120).fps == 120)
+        #expect(try TimelapseSettings(fps: 0.01).fps == 0.01)
         // The first photo's size, even and within limits.
         #expect(TimelapseSettings.size(forFirstPhoto: FrameSize(width: 1921, height: 1081)) == FrameSize(width: 1920, height: 1080))
         #expect(TimelapseSettings.size(forFirstPhoto: FrameSize(width: 8000, height: 6000)) == FrameSize(width: 4096, height: 3072))
