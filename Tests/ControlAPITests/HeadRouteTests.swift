@@ -1,3 +1,4 @@
+import APIModel
 import CaptureSession
 @testable import ControlAPI
 import Foundation
@@ -31,8 +32,14 @@ import VideoCore
                 decoder.keyDecodingStrategy = .convertFromSnakeCase
                 return try decoder.decode(PhotoRecord.self, from: Data(response.body.readableBytesView)).name
             }
+            // A timelapse job of that photo, so the job route has one to show.
+            let job = try await client.execute(uri: "/v1/timelapses", method: .post, body: ByteBuffer(string: #"{"camera": "synth"}"#)) { response in
+                #expect(response.status == .accepted)
+                return try APIJSON.decoder().decode(TimelapseJob.self, from: Data(response.body.readableBytesView)).id
+            }
             for route in getRoutes {
-                let uri = route.replacingOccurrences(of: "{id}", with: "synth").replacingOccurrences(of: "{name}", with: saved)
+                let uri = route.replacingOccurrences(of: "timelapses/{id}", with: "timelapses/\(job)")
+                    .replacingOccurrences(of: "{id}", with: "synth").replacingOccurrences(of: "{name}", with: saved)
                 let path = uri.hasPrefix("/") ? uri : "/" + uri
                 if path.hasSuffix("/stream") { continue }  // endless under GET: checked below
                 let get = try await client.execute(uri: path, method: .get) { $0 }
