@@ -81,7 +81,8 @@ public final class TimelapseRenderer {
             }
             do throws(VideoError) {
                 if encoder == nil {
-                    let opened = try H264Encoder(settings: encoderSettings, size: movieSize, frameRate: settings.fps, range: .full)
+                    let opened = try H264Encoder(settings: encoderSettings, size: movieSize, frameRate: settings.fps, range: .full,
+                                                 purpose: .file)
                     encoder = opened
                     picture = try VideoPicture(size: movieSize)
                     progress.update { $0.size = movieSize; $0.encoder = opened.name }

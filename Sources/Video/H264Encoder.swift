@@ -5,9 +5,19 @@ import VideoCore
 /// One H.264 encoder from FFmpeg's libavcodec, opened for one size and rate. Used by one
 /// thread at a time (the camera's video stage); pictures come from `VideoPicture`.
 ///
-/// Opened for live use: no B-frames and no look-ahead (x264's `zerolatency`), so every
-/// packet leaves as soon as its picture is encoded and decoding order is display order.
+/// Opened for live use by default: no B-frames and no look-ahead (x264's `zerolatency`), so
+/// every packet leaves as soon as its picture is encoded and decoding order is display order.
+/// A movie rendered from files (a timelapse) is opened `forFile`: x264's look-ahead and
+/// B-frames make it about half the size, as the `ffmpeg` command line's would be.
 public final class H264Encoder {
+    /// What the stream is for.
+    public enum Purpose: Sendable {
+        /// A camera's live frames: each packet out at once.
+        case live
+        /// A movie made from stored pictures, where no one waits for a frame.
+        case file
+    }
+
     /// The encoder that runs, such as "libx264".
     public let name: String
     /// Why each encoder tried before this one was not used, one line each.
@@ -33,7 +43,8 @@ public final class H264Encoder {
 
     /// Opens the encoder `settings` choose: `auto` tries the hardware encoders first and
     /// falls back to libx264; a named encoder is the only one tried.
-    public init(settings: VideoEncoderSettings, size: FrameSize, frameRate: Double, range: ColorRange) throws(VideoError) {
+    public init(settings: VideoEncoderSettings, size: FrameSize, frameRate: Double, range: ColorRange,
+                purpose: Purpose = .live) throws(VideoError) {
         FFmpegLog.configured
         guard size.width % 2 == 0, size.height % 2 == 0 else {
             throw VideoError(.unsupportedFormat, "H.264 in 4:2:0 needs an even width and height; \(size) is not")
@@ -42,7 +53,8 @@ public final class H264Encoder {
         var reasons: [String] = []
         for choice in candidates {
             do throws(VideoError) {
-                let opened = try Self.open(choice, settings: settings, size: size, frameRate: frameRate, range: range)
+                let opened = try Self.open(choice, settings: settings, size: size, frameRate: frameRate, range: range,
+                                           purpose: purpose)
                 guard let packet = av_packet_alloc() else { throw VideoError(.ffmpeg, "av_packet_alloc failed: out of memory") }
                 name = choice.rawValue
                 notUsed = reasons
@@ -77,7 +89,7 @@ public final class H264Encoder {
     }
 
     private static func open(_ choice: VideoEncoderSettings.Choice, settings: VideoEncoderSettings, size: FrameSize,
-                             frameRate: Double, range: ColorRange) throws(VideoError) -> Opened {
+                             frameRate: Double, range: ColorRange, purpose: Purpose) throws(VideoError) -> Opened {
         guard let codec = avcodec_find_encoder_by_name(choice.rawValue) else {
             throw VideoError(.noEncoder, "not built into this FFmpeg")
         }
@@ -93,6 +105,8 @@ public final class H264Encoder {
         var opened = Opened(context: context, device: device, frames: nil)
         do throws(VideoError) {
             try configure(opened, choice: choice, settings: settings, size: size, frameRate: frameRate, range: range)
+            // A file may reorder frames (B-frames): the libavcodec default of the preset decides.
+            if purpose == .file { context.pointee.max_b_frames = -1 }
             if let device {
                 opened.frames = try hardwareFrameContext(device, size: size)
                 context.pointee.hw_frames_ctx = av_buffer_ref(opened.frames)
@@ -102,7 +116,7 @@ public final class H264Encoder {
             defer { av_dict_free(&options) }
             if choice == .libx264 {
                 av_dict_set(&options, "preset", "veryfast", 0)
-                av_dict_set(&options, "tune", "zerolatency", 0)
+                if purpose == .live { av_dict_set(&options, "tune", "zerolatency", 0) }
                 av_dict_set(&options, "forced-idr", "1", 0)
                 if settings.bitrate == nil { av_dict_set(&options, "crf", String(settings.crf), 0) }
             }

@@ -112,11 +112,38 @@ public final class VideoFile {
         let timeBase = stream.pointee.time_base
         let start = stream.pointee.start_time == FFmpegCode.noTimestamp ? 0 : stream.pointee.start_time
         let target = start + Int64(seconds / av_q2d(timeBase))
-        if seconds > 0 {
-            try VideoError.check(av_seek_frame(format, streamIndex, target, AVSEEK_FLAG_BACKWARD), "seeking in \(path)")
+        // The MP4 demuxer seeks by decoding time, so with B-frames the keyframe it lands on may
+        // be shown after `target`: step back further until the first frame is not past it.
+        let step = Int64(2 / av_q2d(timeBase))
+        var seekTo = target
+        while true {
+            try VideoError.check(av_seek_frame(format, streamIndex, max(seekTo, start), AVSEEK_FLAG_BACKWARD), "seeking in \(path)")
+            avcodec_flush_buffers(decoder)
+            switch try decode(until: target, decoder) {
+            case .found(let image): return image
+            case .startsAfter where seekTo > start:
+                seekTo -= step
+            case .startsAfter, .ended:
+                throw VideoError(.outOfRange, String(format: "at=%g is past the last frame of the video (%.3f s long)",
+                                                     seconds, info.duration))
+            }
         }
-        avcodec_flush_buffers(decoder)
-        var best: YUVImage?
+    }
+
+    private enum Decoded {
+        case found(YUVImage)
+        /// The first frame decoded is shown after the target: the seek went too far.
+        case startsAfter
+        /// No frame at all.
+        case ended
+    }
+
+    /// Decodes from where the demuxer stands to the frame on screen at `target`: the last one
+    /// shown at or before it. Only that frame is converted.
+    private func decode(until target: Int64, _ decoder: UnsafeMutablePointer<AVCodecContext>) throws(VideoError) -> Decoded {
+        guard let held = av_frame_alloc() else { throw VideoError(.ffmpeg, "av_frame_alloc failed: out of memory") }
+        defer { var held: UnsafeMutablePointer<AVFrame>? = held; av_frame_free(&held) }
+        var holding = false
         var draining = false
         while true {
             if !draining {
@@ -134,18 +161,17 @@ public final class VideoFile {
             while true {
                 let status = avcodec_receive_frame(decoder, frame)
                 if status == FFmpegCode.again { break }
-                if status == FFmpegCode.endOfFile {
-                    if let best { return best }
-                    throw VideoError(.outOfRange, String(format: "at=%g is past the last frame of the video (%.3f s long)",
-                                                         seconds, info.duration))
-                }
+                if status == FFmpegCode.endOfFile { return holding ? .found(try Self.image(of: held)) : .ended }
                 try VideoError.check(status, "decoding \(path)")
-                defer { av_frame_unref(frame) }
                 let pts = frame.pointee.best_effort_timestamp
-                let image = try Self.image(of: frame)
-                // The frame on screen at `seconds`: the last one that starts at or before it.
-                if pts == FFmpegCode.noTimestamp || pts <= target || best == nil { best = image }
-                if pts != FFmpegCode.noTimestamp && pts >= target { return best ?? image }
+                if pts != FFmpegCode.noTimestamp && pts > target {
+                    av_frame_unref(frame)
+                    return holding ? .found(try Self.image(of: held)) : .startsAfter
+                }
+                av_frame_unref(held)
+                av_frame_move_ref(held, frame)
+                holding = true
+                if pts == target { return .found(try Self.image(of: held)) }
             }
         }
     }

@@ -27,7 +27,8 @@ import VideoCore
 
     /// Encodes `count` frames at `fps` into an MP4 file and returns its path.
     static func record(_ frames: (Int) -> Frame, count: Int, fps: Double, size: FrameSize,
-                       transform: FragmentedMP4Writer.DisplayTransform = .upright, finish: Bool = true) throws -> String {
+                       transform: FragmentedMP4Writer.DisplayTransform = .upright, finish: Bool = true,
+                       purpose: H264Encoder.Purpose = .live) throws -> String {
         let path = NSTemporaryDirectory() + "camd-video-\(UUID().uuidString).mp4"
         let file = try #require(FileHandle(forWritingAtPath: path) ?? {
             FileManager.default.createFile(atPath: path, contents: nil)
@@ -35,7 +36,7 @@ import VideoCore
         }())
         let first = frames(0)
         let encoder = try H264Encoder(settings: VideoEncoderSettings(encoder: .libx264), size: size, frameRate: fps,
-                                      range: first.layout.format == .mjpeg ? .full : first.layout.range)
+                                      range: first.layout.format == .mjpeg ? .full : first.layout.range, purpose: purpose)
         let picture = try VideoPicture(size: size)
         var writer: FragmentedMP4Writer?
         func write(_ packets: [VideoPacket]) throws {
@@ -124,6 +125,27 @@ import VideoCore
         #expect(video.info.size == size)
         #expect(try video.frame(at: 0).size == size)
         #expect(try video.frame(at: 2.5).size == size)
+    }
+
+    /// A movie made `forFile` has B-frames, so its keyframes are shown after they are decoded:
+    /// every time still gives the frame on screen then.
+    @Test func everyTimeOfAMovieWithBFramesGivesTheFrameShownThen() throws {
+        let size = FrameSize(width: 64, height: 48)
+        func frame(_ index: Int) -> Frame {
+            let level = UInt8(20 + index * 6)
+            let layout = FrameLayout(format: .yuyv, size: size, bytesPerLine: 128, range: .limited)
+            return Frame(layout: layout, bytes: (0..<128 * 48).map { $0 % 2 == 0 ? level : 128 }, sequence: UInt32(index),
+                         monotonicTime: Double(index) / 10, captureTime: Double(index))
+        }
+        let path = try Self.record(frame, count: 30, fps: 10, size: size, purpose: .file)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let video = try VideoFile(path: path)
+        #expect(abs(video.info.duration - 3) < 0.05)
+        for index in [0, 3, 7, 12, 17, 18, 19, 20, 29] {  // 18 and 19: after the keyframe at 20 is decoded, before it is shown
+            let still = try video.frame(at: Double(index) / 10 + 0.05)
+            let expected = Int(PlaneConversion.expandLuma[20 + index * 6])
+            #expect(abs(Int(still.sample(plane: 0, x: 32, y: 24)) - expected) <= 4, "frame \(index)")
+        }
     }
 
     @Test func anMJPEGCameraIsDecodedAndTaggedFullRange() throws {
