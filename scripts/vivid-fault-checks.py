@@ -330,6 +330,26 @@ for name in kept:
     call("DELETE", f"/v1/media/{name}")
 code, _, _ = call("POST", "/v1/cameras/vivid/recordings", body=json.dumps({"duration": 1}).encode())
 check("a full disk: recording works again once there is room", code == 201, f"HTTP {code}")
+wait_for(lambda: status()["video"]["recording"]["state"] == "off", 60)
+
+# A continuous recording waits on a full disk and goes on by itself once there is room.
+code, _, data = call("POST", "/v1/cameras/vivid/configure", body={"video": {"record": "continuous", "segment": "3s"}})
+waiting = wait_for(lambda: status()["video"]["recording"]["state"] == "waiting_for_space", 120)
+s = status()
+check("continuous recording on a full disk: it waits for room, says so in status, and capture goes on",
+      code == 200 and waiting and "full" in (s["video"]["recording"].get("error") or "") and s["state"] == "running",
+      f"configure HTTP {code}; recording {s['video']['recording'].get('state')}: {s['video']['recording'].get('error')}")
+_, _, listing = call("GET", "/v1/media?camera=vivid&kind=video")
+for movie in json.loads(listing):
+    call("DELETE", f"/v1/media/{movie['name']}")
+resumed = wait_for(lambda: status()["video"]["recording"]["state"] == "recording"
+                   and any(n.startswith(".camd-rec-") for n in os.listdir(folder)), 60)
+check("continuous recording: with room again it starts a new file by itself", resumed,
+      f"recording {status()['video']['recording'].get('state')}; {os.listdir(folder)}")
+call("POST", "/v1/cameras/vivid/configure", body={"video": {"record": "off"}})
+stopped = wait_for(lambda: status()["video"]["recording"]["state"] == "off", 60)
+left = [n for n in os.listdir(folder) if n.startswith(".")]
+check("continuous recording turned off: the last file is named, no hidden file stays", stopped and not left, f"{os.listdir(folder)}")
 stop_camd(camd)
 ctl("test_pattern=0")
 subprocess.run(["umount", tiny])

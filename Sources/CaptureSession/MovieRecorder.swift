@@ -151,10 +151,18 @@ public actor MovieRecorder {
             } catch {
                 if current.error != error.description { logger.error("continuous recording: \(error)") }
                 current.error = error.description
+                // On a full disk the continuous recording is on, waiting: it starts once there is room.
+                if case .diskFull = error {
+                    current.state = .waitingForSpace
+                    current.mode = "continuous"
+                }
                 await publish()
             }
         } else if let active, active.continuous, !wanted {
             await finish(active)
+        } else if !wanted, active == nil, current.state == .waitingForSpace {
+            current.state = .off
+            await publish()
         }
     }
 

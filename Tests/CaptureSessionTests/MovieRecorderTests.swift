@@ -103,3 +103,33 @@ import VideoCore
         await camera.stop()
     }
 }
+
+extension MovieRecorderTests {
+    /// A continuous recording on a disk without room is on and waiting, says why, and is off
+    /// again when `record` is turned off.
+    @Test(.enabled(if: canMountTmpfs, "needs root with CAP_SYS_ADMIN to mount a small tmpfs"))
+    func continuousRecordingOnAFullDiskWaitsForRoom() async throws {
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        guard mount("tmpfs", root, "tmpfs", 0, "size=1m") == 0 else {
+            Issue.record("mounting a tmpfs on \(root) failed: errno \(errno)")
+            return
+        }
+        defer {
+            umount(root)
+            try? FileManager.default.removeItem(atPath: root)
+        }
+        let video = VideoSettings(record: .continuous)
+        let camera = session(video)
+        await camera.start()
+        let recorder = MovieRecorder(session: camera, output: PhotoOutput(root: root))
+        await recorder.follow(settings: video, cameraRunning: true)
+        let waiting = await recorder.status()
+        #expect(waiting.state == .waitingForSpace)
+        #expect(waiting.error?.contains("full") == true, "\(waiting.error ?? "")")
+        #expect(await camera.status().video.recording.state == .waitingForSpace, "status says so")
+        #expect(await camera.status().video.running == false, "nothing is encoded for it meanwhile")
+        await recorder.follow(settings: VideoSettings(record: .off), cameraRunning: true)
+        #expect(await recorder.status().state == .off)
+        await camera.stop()
+    }
+}

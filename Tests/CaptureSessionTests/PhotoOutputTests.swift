@@ -31,8 +31,9 @@ private func temporaryFiles(in folder: String) -> [String] {
     ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix(AtomicFile.temporaryPrefix) }
 }
 
-/// Whether this process may mount a tmpfs (root with CAP_SYS_ADMIN), to fill a disk for real.
-private let canMountTmpfs: Bool = {
+/// Whether this process may mount a tmpfs (root with CAP_SYS_ADMIN), to fill a disk for real;
+/// the photo, timelapse and recording tests share it.
+let canMountTmpfs: Bool = {
     let probe = FileManager.default.temporaryDirectory.appendingPathComponent("camd-mount-probe-\(getpid())").path
     try? FileManager.default.createDirectory(atPath: probe, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: probe) }

@@ -255,12 +255,3 @@ import VideoCore
     }
 }
 
-/// Whether this process may mount a tmpfs (root with CAP_SYS_ADMIN), to fill a disk for real.
-private let canMountTmpfs: Bool = {
-    let probe = FileManager.default.temporaryDirectory.appendingPathComponent("camd-timelapse-mount-probe-\(getpid())").path
-    try? FileManager.default.createDirectory(atPath: probe, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: probe) }
-    guard mount("tmpfs", probe, "tmpfs", 0, "size=64k") == 0 else { return false }
-    umount(probe)
-    return true
-}()
