@@ -382,6 +382,8 @@ struct BrokenFile: CustomTestStringConvertible, Sendable {
         }
         let configuration = try DaemonConfiguration.parse(String(markdown[start.upperBound..<end.lowerBound]), source: "docs")
         #expect(configuration.cameras.count >= 2)
+        #expect(configuration.cameras.first?.video.record == .continuous)
+        #expect(configuration.cameras.first?.video.encoder.bitrate == 3_000_000)
     }
 }
 
