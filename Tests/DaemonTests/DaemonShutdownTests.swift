@@ -154,6 +154,21 @@ struct RunningDaemon {
         throw TestFailure("no \(name) executable beside \(bundle.path): run `swift build --build-tests` first")
     }
 
+    /// Runs camctl with `arguments` to the end: its exit status and what it wrote to stderr.
+    /// Blocks: call it off the cooperative pool (`offThePool`).
+    static func camctl(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
+        let process = Process()
+        process.executableURL = try executable("camctl")
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, stderr)
+    }
+
     /// A TCP port on loopback that nothing listens on now.
     static func freePort() throws -> Int {
         let (fd, port) = try loopbackSocket(listening: false)

@@ -7,25 +7,12 @@ import VideoCore
 /// `camctl record`, as a user runs it: through camd when camd runs and owns the camera,
 /// and opening the camera itself when told not to use camd.
 @Suite struct RecordCommandTests {
-    static func camctl(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
-        let process = Process()
-        process.executableURL = try RunningDaemon.executable("camctl")
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, stderr)
-    }
-
     @Test func recordsThroughCamdAndKeepsTheMovieInItsMedia() async throws {
         let daemon = try RunningDaemon(tcp: false)
         defer { daemon.cleanUp() }
         try await daemon.waitUntilServing()
         let output = daemon.folder + "/clip.mp4"
-        let result = try await offThePool { try Self.camctl(["record", "--socket", daemon.socketPath, "--duration", "2s", "-o", output]) }
+        let result = try await offThePool { try RunningDaemon.camctl(["record", "--socket", daemon.socketPath, "--duration", "2s", "-o", output]) }
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("kept in camd's media"), "\(result.stderr)")
         let info = try VideoFile(path: output).info
@@ -40,12 +27,12 @@ import VideoCore
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try await offThePool {
-            try Self.camctl(["record", "-d", "testsrc", "--size", "160x120", "--duration", "1", "-o", folder + "/a.mp4"])
+            try RunningDaemon.camctl(["record", "-d", "testsrc", "--size", "160x120", "--duration", "1", "-o", folder + "/a.mp4"])
         }
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try VideoFile(path: folder + "/a.mp4").info.size == FrameSize(width: 160, height: 120))
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["a.mp4"], "no temporary folder is left")
-        let refused = try await offThePool { try Self.camctl(["record", "-d", "testsrc", "--duration", "soon", "-o", folder + "/b.mp4"]) }
+        let refused = try await offThePool { try RunningDaemon.camctl(["record", "-d", "testsrc", "--duration", "soon", "-o", folder + "/b.mp4"]) }
         #expect(refused.status == 64)
         #expect(refused.stderr.contains("--duration"))
     }

@@ -99,19 +99,18 @@ import Testing
         defer { daemon.cleanUp() }
         try await daemon.waitUntilServing()
         let socket = daemon.socketPath
-        let camctl = try RunningDaemon.executable("camctl")
         // Some 200 blocking requests and camctl processes: off the cooperative pool, which the
         // tests running beside this one need (a stop timed by DaemonShutdownTests waited 22 s for it).
-        try await offThePool { try Self.runCases(DaemonClient(socketPath: socket), camctl, socket) }
+        try await offThePool { try Self.runCases(DaemonClient(socketPath: socket), socket) }
     }
 
-    static func runCases(_ client: DaemonClient, _ camctl: URL, _ socket: String) throws {
+    static func runCases(_ client: DaemonClient, _ socket: String) throws {
         for testCase in Self.cases {
             let file = Self.fromFile(testCase)
             let api = try Self.fromAPI(testCase, client)
             #expect(file == api, "\(testCase): camd.toml \(file), the API \(api)")
             if let arguments = testCase.arguments {
-                let command = try Self.fromCamctl(arguments, camctl, socket, client, key: testCase.key)
+                let command = try Self.fromCamctl(arguments, socket, client, key: testCase.key)
                 #expect(file == command, "\(testCase): camd.toml \(file), camctl \(command)")
             }
             switch file {
@@ -140,20 +139,12 @@ import Testing
         return try outcome(reply, key: testCase.key, client)
     }
 
-    static func fromCamctl(_ arguments: [String], _ camctl: URL, _ socket: String, _ client: DaemonClient, key: String) throws -> Outcome {
-        let process = Process()
-        process.executableURL = camctl
-        process.arguments = ["configure", "--socket", socket, "cam"] + arguments
+    static func fromCamctl(_ arguments: [String], _ socket: String, _ client: DaemonClient, key: String) throws -> Outcome {
         let before = try settings(client)
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let run = try RunningDaemon.camctl(["configure", "--socket", socket, "cam"] + arguments)
         defer { restore(key, before, client) }
-        if process.terminationStatus != 0 {
-            var message = stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+        if run.status != 0 {
+            var message = run.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
             for prefix in ["camctl: ", "camd: "] where message.hasPrefix(prefix) { message.removeFirst(prefix.count) }
             return .refused(message)
         }

@@ -44,7 +44,7 @@ import Glibc
         try await daemon.waitUntilServing()
         let output = daemon.folder + "/movie.mp4"
         let result = try await offThePool {
-            try RecordCommandTests.camctl(["timelapse", "cam", "--socket", daemon.socketPath, "--fps", "10", "--size", "160x120",
+            try RunningDaemon.camctl(["timelapse", "cam", "--socket", daemon.socketPath, "--fps", "10", "--size", "160x120",
                                            "-o", output])
         }
         #expect(result.status == 0, "\(result.stderr)")
@@ -56,11 +56,11 @@ import Glibc
         #expect(abs(info.duration - 2) < 0.01, "20 frames at 10 fps: \(info.duration) s")
 
         let refused = try await offThePool {
-            try RecordCommandTests.camctl(["timelapse", "cam", "--socket", daemon.socketPath, "--fps", "0", "-o", output])
+            try RunningDaemon.camctl(["timelapse", "cam", "--socket", daemon.socketPath, "--fps", "0", "-o", output])
         }
         #expect(refused.status == 64 && refused.stderr.contains("fps"), "\(refused.stderr)")
         let none = try await offThePool {
-            try RecordCommandTests.camctl(["timelapse", "cam", "--socket", daemon.socketPath, "--since", "2030-01-01T00:00:00Z", "-o", output])
+            try RunningDaemon.camctl(["timelapse", "cam", "--socket", daemon.socketPath, "--since", "2030-01-01T00:00:00Z", "-o", output])
         }
         #expect(none.status == 64 && none.stderr.contains("no photos"), "\(none.stderr)")
     }
