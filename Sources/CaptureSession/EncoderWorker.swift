@@ -52,8 +52,7 @@ final class EncoderWorker: Sendable {
             } else {
                 try? encoder.encode(frame, overlay: overlay)
             }
-            let elapsed = ContinuousClock.now - started
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = (ContinuousClock.now - started).inSeconds
             hub.deliver(encoded.map {
                 EncodedFrame(jpeg: $0.jpeg, sequence: frame.sequence, captureTime: frame.captureTime,
                              monotonicTime: frame.monotonicTime, size: frame.layout.size, sourceFormat: frame.layout.format,

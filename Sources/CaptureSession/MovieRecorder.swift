@@ -76,7 +76,6 @@ public actor MovieRecorder {
     private var nextSinkID: UInt64 = 0
     /// Messages from the sink's queue, handled in order by one task.
     private let messages: AsyncStream<Message>.Continuation
-    private var waitingForEnd: [CheckedContinuation<Void, Never>] = []
 
     /// Free bytes the disk must have for a recording to start: a few fragments' worth.
     public static let minimumFreeBytes: Int64 = 4 << 20
@@ -167,7 +166,7 @@ public actor MovieRecorder {
     }
 
     private func begin(continuous: Bool, duration: Double?, segment: Double? = nil) async throws(RecordingError) {
-        if let free = output.freeBytes(), free < Self.minimumFreeBytes {
+        if let free = PhotoOutput.freeBytes(onDiskOf: output.root), free < Self.minimumFreeBytes {
             throw .diskFull("the disk of \(output.root) is full (\(free >> 10) KiB free; a recording needs \(Self.minimumFreeBytes >> 20) MiB): free some space or lower the retention limits")
         }
         let settings = await session.settings
@@ -244,7 +243,7 @@ public actor MovieRecorder {
             case .failed(let error):
                 let message = describe(error)
                 current.error = message
-                failure = Self.isFull(error) ? .diskFull(message) : .failed(message)
+                failure = error.isDiskFull ? .diskFull(message) : .failed(message)
                 logger.error("recording stopped: \(message)")
                 await finish(active, sinkStopped: true)
             case .waitingForSpace(let error):
@@ -258,13 +257,8 @@ public actor MovieRecorder {
         }
     }
 
-    private static func isFull(_ error: VideoError) -> Bool {
-        if case .write(let code) = error.kind { return code == ENOSPC || code == EDQUOT }
-        return false
-    }
-
     private func describe(_ error: VideoError) -> String {
-        if Self.isFull(error) {
+        if error.isDiskFull {
             return "the disk of \(output.root) is full; the recording was saved up to its last whole second. Free some space or lower the retention limits"
         }
         return error.description

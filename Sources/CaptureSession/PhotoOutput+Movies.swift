@@ -15,22 +15,6 @@ extension PhotoOutput {
     /// `AtomicFile.temporaryPrefix` and are removed instead, since half a render is no movie.
     public static let recordingPrefix = ".camd-rec-"
 
-    /// Makes the camera's folder and returns a temporary path in it for a movie that will
-    /// be called `wanted` when finished (`recordingPrefix` + the name).
-    public func temporaryMoviePath(camera: String, name wanted: String) async throws(PhotoError) -> String {
-        try Self.checkCamera(camera)
-        guard MediaKind(fileName: wanted) == .video, Self.nameProblem(wanted) == nil else {
-            throw .invalidName("\(wanted) is not a movie name: it must end in .mp4 and not start with '.'")
-        }
-        let root = self.root
-        return try await writer.run { () throws(PhotoError) -> String in
-            try Self.makeRoot(root)
-            let folder = Self.join(root, camera)
-            try Self.makeCameraFolder(folder, root: root)
-            return Self.join(folder, Self.recordingPrefix + wanted)
-        }
-    }
-
     /// Gives a finished movie its final name in the camera's folder and lists it: picks a
     /// free name as photos do (`-2`, `-3`…), makes the file and the rename durable, sets
     /// the file's time to `captureTime` (the movie's start), reads its length and size,
@@ -78,9 +62,7 @@ extension PhotoOutput {
         }
         let dir = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dir >= 0 { fsync(dir); close(dir) }
-        let seconds = captureTime.rounded(.down)
-        let stamp = timespec(tv_sec: time_t(seconds), tv_nsec: Int((captureTime - seconds) * 1e9))
-        _ = utimensat(AT_FDCWD, path, [stamp, stamp], AT_SYMLINK_NOFOLLOW)
+        setModificationTime(path, to: captureTime)
         var status = stat()
         let bytes = lstat(path, &status) == 0 ? Int(status.st_size) : 0
         return PhotoRecord(name: name, camera: camera, bytes: bytes, captureTime: captureTime,
@@ -100,7 +82,7 @@ extension PhotoOutput {
                 return Self.entries(of: folder).compactMap { entry -> (camera: String, path: String, name: String, time: Double)? in
                     guard entry.name.hasPrefix(Self.recordingPrefix), entry.status.st_mode & S_IFMT == S_IFREG else { return nil }
                     let name = String(entry.name.dropFirst(Self.recordingPrefix.count))
-                    // The name carries the start time; the file's creation is close enough when it does not parse.
+                    // When the file last grew: the recording started its length before that.
                     let time = Double(entry.status.st_ctim.tv_sec)
                     return (camera, Self.join(folder, entry.name), name, time)
                 }
@@ -120,10 +102,10 @@ extension PhotoOutput {
         return recovered
     }
 
-    /// Free bytes on the disk of the photo folder (for an unprivileged user), or nil if unknown.
-    public nonisolated func freeBytes() -> Int64? {
+    /// Free bytes on the disk of `path` (for an unprivileged user), or nil if unknown.
+    public static func freeBytes(onDiskOf path: String) -> Int64? {
         var info = statvfs()
-        guard statvfs(root, &info) == 0 else { return nil }
+        guard statvfs(path, &info) == 0 else { return nil }
         return Int64(info.f_bavail) * Int64(info.f_frsize)
     }
 }

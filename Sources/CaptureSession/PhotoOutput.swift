@@ -142,13 +142,16 @@ public actor PhotoOutput {
         let name = try freeName(wanted, in: folders)
         let path = join(folder, name)
         do { try AtomicFile.write(jpeg, to: path) } catch { throw PhotoError(error) }
-        // The modification time becomes the capture time, so the next run's scan
-        // orders and ages this photo as this run did.
+        setModificationTime(path, to: captureTime)
+        return name
+    }
+
+    /// The modification time becomes the capture time (a movie's start), so the next run's
+    /// scan orders and ages the file as this run did.
+    static func setModificationTime(_ path: String, to captureTime: Double) {
         let seconds = captureTime.rounded(.down)
         let stamp = timespec(tv_sec: time_t(seconds), tv_nsec: Int((captureTime - seconds) * 1e9))
-        let times = [stamp, stamp]
-        _ = utimensat(AT_FDCWD, path, times, AT_SYMLINK_NOFOLLOW)
-        return name
+        _ = utimensat(AT_FDCWD, path, [stamp, stamp], AT_SYMLINK_NOFOLLOW)
     }
 
     static func freeName(_ wanted: String, in folders: [String]) throws(PhotoError) -> String {

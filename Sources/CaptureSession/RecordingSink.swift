@@ -66,7 +66,8 @@ final class RecordingSink: VideoConsumer, @unchecked Sendable {  // queue state 
     private var format: VideoStreamFormat?
     private var file: OpenFile?
     private var stopped = false
-    private var diskFullSince: Double?
+    /// A continuous recording filled the disk and starts a file again only once there is room.
+    private var waitingForSpace = false
     private var lastSpaceCheck = 0.0
     /// The first packet's time of the whole recording, for `duration`.
     private var recordingStartPTS: Int64?
@@ -96,9 +97,6 @@ final class RecordingSink: VideoConsumer, @unchecked Sendable {  // queue state 
         self.event = event
         queue = DispatchQueue(label: "camd.recording.\(plan.camera)")
     }
-
-    /// Whether a continuous recording is waiting for disk space; for status.
-    var isWaitingForSpace: Bool { queue.sync { diskFullSince != nil } }
 
     // MARK: VideoConsumer (the video stage's thread)
 
@@ -181,13 +179,12 @@ final class RecordingSink: VideoConsumer, @unchecked Sendable {  // queue state 
 
     /// Whether a file may start: after a full disk, only once there is room again.
     private func hasRoom() -> Bool {
-        guard diskFullSince != nil else { return true }
+        guard waitingForSpace else { return true }
         let now = FrameHub.monotonicNow()
         guard now - lastSpaceCheck >= Self.spaceCheckSeconds else { return false }
         lastSpaceCheck = now
-        var info = statvfs()
-        guard statvfs(plan.root, &info) == 0, Int64(info.f_bavail) * Int64(info.f_frsize) >= plan.minimumFreeBytes else { return false }
-        diskFullSince = nil
+        guard let free = PhotoOutput.freeBytes(onDiskOf: plan.root), free >= plan.minimumFreeBytes else { return false }
+        waitingForSpace = false
         event(.resumed)
         return true
     }
@@ -263,9 +260,9 @@ final class RecordingSink: VideoConsumer, @unchecked Sendable {  // queue state 
     private func cutShort(_ open: OpenFile, _ error: VideoError) {
         file = nil
         handOver(open, error: error, cutTo: open.writer?.committedBytes ?? 0)
-        if case .write(let code) = error.kind, code == ENOSPC || code == EDQUOT, plan.segmentSeconds != nil {
-            diskFullSince = FrameHub.monotonicNow()
-            lastSpaceCheck = diskFullSince!
+        if error.isDiskFull, plan.segmentSeconds != nil {
+            waitingForSpace = true
+            lastSpaceCheck = FrameHub.monotonicNow()
             event(.waitingForSpace(error))
             return
         }

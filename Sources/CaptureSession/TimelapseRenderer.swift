@@ -176,7 +176,7 @@ public final class TimelapseRenderer {
     static func failure(_ error: VideoError, output: String) -> TimelapseError {
         if case .write(let code) = error.kind {
             let cause = Errno(rawValue: code)
-            if cause == .noSpace || cause == .diskQuotaExceeded {
+            if error.isDiskFull {
                 return .diskFull("Cannot write the movie \(output): the disk is full (\(cause)); the unfinished movie was removed. Free some space or lower the photo retention limits, then start the timelapse again.")
             }
             return .failed("Cannot write the movie \(output): \(cause); the unfinished movie was removed. Check the disk the photo folder is on.")

@@ -159,8 +159,7 @@ final class VideoStage: @unchecked Sendable {  // all state is guarded by `lock`
                 let started = ContinuousClock.now
                 try picture.fill(from: frame)
                 let packets = try encoder.encode(picture, monotonicTime: frame.monotonicTime, captureTime: frame.captureTime)
-                let elapsed = ContinuousClock.now - started
-                count(seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                count(seconds: (ContinuousClock.now - started).inSeconds)
                 deliver(packets, from: encoder, run: run)
             } catch {
                 fail(error)

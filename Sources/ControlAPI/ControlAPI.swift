@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import Logging
 import V4L2
+import VideoCore
 
 /// Facts about the running daemon that `/v1/status` reports.
 public struct DaemonInfo: Sendable {
@@ -18,8 +19,7 @@ public struct DaemonInfo: Sendable {
     }
 
     public var uptimeSeconds: Double {
-        let elapsed = ContinuousClock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (ContinuousClock.now - started).inSeconds
     }
 }
 

@@ -26,7 +26,7 @@ extension PlaneConversion {
         let full = layout.size
         let size = FrameSize(width: max(1, full.width / factor), height: max(1, full.height / factor))
         image.reshape(size, .s422)
-        let stride = layout.bytesPerLine > 0 ? layout.bytesPerLine : defaultStride(layout)
+        let stride = stride(layout)
         let lumaTable = layout.range == .limited ? expandLuma : identity
         let chromaTable = layout.range == .limited ? expandChroma : identity
         let shift = factor.trailingZeroBitCount * 2  // the box holds factor² samples

@@ -33,7 +33,7 @@ public enum PlaneConversion {
         let expand = layout.range == .limited
         let lumaTable = expand ? expandLuma : identity
         let chromaTable = expand ? expandChroma : identity
-        let stride = layout.bytesPerLine > 0 ? layout.bytesPerLine : defaultStride(layout)
+        let stride = stride(layout)
         let chroma = subsampling.chromaSize(size)
         let cbOffset = image.offset(1), crOffset = image.offset(2)
 
@@ -120,7 +120,7 @@ public enum PlaneConversion {
     /// range; nil for packed and semi-planar layouts.
     public static func planarPlanes(_ layout: FrameLayout) -> Planes? {
         guard let subsampling = subsampling(for: layout.format) else { return nil }
-        let stride = layout.bytesPerLine > 0 ? layout.bytesPerLine : defaultStride(layout)
+        let stride = stride(layout)
         switch layout.format {
         case .grey:
             return Planes(offsets: [0, 0, 0], strides: [stride, 0, 0], subsampling: .gray)
@@ -137,13 +137,19 @@ public enum PlaneConversion {
     /// How many bytes a frame of `layout` needs, so a short buffer is refused before reading it.
     public static func requiredBytes(_ layout: FrameLayout) -> Int? {
         guard let subsampling = subsampling(for: layout.format) else { return nil }
-        let stride = layout.bytesPerLine > 0 ? layout.bytesPerLine : defaultStride(layout)
+        let stride = stride(layout)
         let h = layout.size.height, chromaHeight = subsampling.chromaSize(layout.size).height
         switch layout.format {
         case .yuyv, .uyvy, .yvyu, .vyuy, .grey: return stride * h
         case .yuv420, .yvu420, .yuv422p: return stride * h + 2 * (stride / 2) * chromaHeight
         default: return stride * h + stride * chromaHeight  // semi-planar
         }
+    }
+
+    /// Bytes from one row of a frame's first plane to the next: the driver's `bytesPerLine`,
+    /// or the packed width when it gave none.
+    public static func stride(_ layout: FrameLayout) -> Int {
+        layout.bytesPerLine > 0 ? layout.bytesPerLine : defaultStride(layout)
     }
 
     static func defaultStride(_ layout: FrameLayout) -> Int {

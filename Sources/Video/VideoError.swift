@@ -26,6 +26,12 @@ public struct VideoError: Error, CustomStringConvertible, Sendable, Equatable {
         self.description = description
     }
 
+    /// Whether writing failed because the disk (or the user's quota) is full.
+    public var isDiskFull: Bool {
+        if case .write(let code) = kind { return code == ENOSPC || code == EDQUOT }
+        return false
+    }
+
     /// FFmpeg's message for an error code (`av_strerror`).
     static func message(_ code: Int32) -> String {
         var buffer = [CChar](repeating: 0, count: 128)

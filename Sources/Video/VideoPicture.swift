@@ -60,15 +60,16 @@ public final class VideoPicture {
             }
             fill(from: decoded)
         default:
-            guard let needed = PlaneConversion.requiredBytes(layout), source.bytes.count >= needed,
-                  let planes = Self.sourcePlanes(layout) else {
+            let packed = PlaneConversion.packedPositions(layout.format)
+            let planes = packed == nil ? Self.sourcePlanes(layout) : nil
+            guard let needed = PlaneConversion.requiredBytes(layout), source.bytes.count >= needed, packed != nil || planes != nil else {
                 throw VideoError(.unsupportedFormat, "\(layout.format) frames cannot be encoded to H.264 here; "
                                  + "choose YUYV, NV12, YU12 or MJPEG with `format`")
             }
             source.bytes.withUnsafeBufferPointer { bytes in
-                if let positions = PlaneConversion.packedPositions(layout.format), let base = bytes.baseAddress {
-                    copyPacked(base, stride: planes.luma.stride, positions: positions)
-                } else {
+                if let packed, let base = bytes.baseAddress {
+                    copyPacked(base, stride: PlaneConversion.stride(layout), positions: packed)
+                } else if let planes {
                     copy(bytes, planes)
                 }
             }
@@ -147,7 +148,7 @@ public final class VideoPicture {
     }
 
     /// Where one plane's samples lie in a frame: the first sample, bytes from one row to
-    /// the next, and bytes from one sample to the next (2 or 4 in packed and semi-planar layouts).
+    /// the next, and bytes from one sample to the next (2 in semi-planar layouts and 4:4:4).
     struct Plane {
         var offset: Int
         var stride: Int
@@ -163,15 +164,11 @@ public final class VideoPicture {
         var chromaRowsPerRow: Int
     }
 
+    /// The planes of a planar or semi-planar frame; packed 4:2:2 goes through `copyPacked`.
     static func sourcePlanes(_ layout: FrameLayout) -> SourcePlanes? {
-        let stride = layout.bytesPerLine > 0 ? layout.bytesPerLine : defaultStride(layout)
+        let stride = PlaneConversion.stride(layout)
         let height = layout.size.height
         switch layout.format {
-        case .yuyv, .uyvy, .yvyu, .vyuy:
-            guard let positions = PlaneConversion.packedPositions(layout.format) else { return nil }
-            return SourcePlanes(luma: Plane(offset: positions.luma, stride: stride, step: 2),
-                                cb: Plane(offset: positions.cb, stride: stride, step: 4),
-                                cr: Plane(offset: positions.cr, stride: stride, step: 4), chromaRowsPerRow: 2)
         case .nv12, .nv21, .nv16, .nv61:
             let swapped = layout.format == .nv21 || layout.format == .nv61
             let base = stride * height
@@ -192,13 +189,6 @@ public final class VideoPicture {
         }
     }
 
-    private static func defaultStride(_ layout: FrameLayout) -> Int {
-        switch layout.format {
-        case .yuyv, .uyvy, .yvyu, .vyuy: return layout.size.width * 2
-        default: return layout.size.width
-        }
-    }
-
     /// Copies the luma plane and makes the two 4:2:0 chroma planes; grey gets neutral chroma.
     private func copy(_ source: UnsafeBufferPointer<UInt8>, _ planes: SourcePlanes) {
         guard let base = source.baseAddress else { return }
@@ -207,12 +197,7 @@ public final class VideoPicture {
         let luma = planes.luma
         let yOut = frame.pointee.data.0!, yStride = Int(frame.pointee.linesize.0)
         for row in 0..<height {
-            let from = base + luma.offset + row * luma.stride, to = yOut + row * yStride
-            if luma.step == 1 {
-                to.update(from: from, count: width)
-            } else {
-                for x in 0..<width { to[x] = from[x * luma.step] }
-            }
+            (yOut + row * yStride).update(from: base + luma.offset + row * luma.stride, count: width)
         }
         let outputs = [(frame.pointee.data.1!, Int(frame.pointee.linesize.1), planes.cb),
                        (frame.pointee.data.2!, Int(frame.pointee.linesize.2), planes.cr)]
@@ -228,8 +213,12 @@ public final class VideoPicture {
                     // 4:2:2 to 4:2:0: the mean of the two source rows this row covers.
                     let first = base + plane.offset + 2 * row * plane.stride
                     let second = row < rows ? first + plane.stride : first
-                    for x in 0..<chromaWidth {
-                        to[x] = UInt8((UInt16(first[x * plane.step]) + UInt16(second[x * plane.step]) + 1) >> 1)
+                    if plane.step == 1 {
+                        average(first, second, into: to, count: chromaWidth)
+                    } else {
+                        for x in 0..<chromaWidth {
+                            to[x] = UInt8((UInt16(first[x * plane.step]) + UInt16(second[x * plane.step]) + 1) >> 1)
+                        }
                     }
                 } else {
                     let from = base + plane.offset + row * plane.stride

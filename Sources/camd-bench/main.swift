@@ -37,8 +37,7 @@ func measure(budget: Double, _ body: () throws -> Int) rethrows -> Measurement {
     while true {
         result.bytes = try body()
         result.frames += 1
-        let elapsed = clock.now - start
-        result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        result.seconds = (clock.now - start).inSeconds
         if result.seconds >= budget && result.frames >= 5 { break }
     }
     return result
