@@ -98,8 +98,32 @@ public struct VideoStatus: Sendable, Codable, Hashable {
     public var error: String?
     /// The camera's recording.
     public var recording = RecordingStatus()
+    /// The clients of the live H.264 (`GET /v1/cameras/{id}/video`).
+    public var live = LiveVideoStatus()
 
     public init() {}
+}
+
+/// The live H.264's clients, and what all of them (those gone too) were sent.
+public struct LiveVideoStatus: Sendable, Codable, Hashable {
+    public var clients: [LiveClientStatus] = []
+    public var framesSent = 0
+    public var bytesSent = 0
+    /// Times a client fell behind and lost its queued frames (it goes on from the next keyframe).
+    public var drops = 0
+    public var framesDropped = 0
+
+    public init() {}
+}
+
+public struct LiveClientStatus: Sendable, Codable, Hashable {
+    public var id: UInt64
+    /// When the client connected, seconds since 1970.
+    public var since: Double
+    public var framesSent: Int
+    public var bytesSent: Int
+    public var drops: Int
+    public var framesDropped: Int
 }
 
 /// What a change of a camera's settings restarts while it runs: only what must.

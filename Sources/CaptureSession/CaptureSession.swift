@@ -17,6 +17,7 @@ public actor CaptureSession {
     private let hub = FrameHub()
     /// The H.264 stage: runs only while a recording (or a live client) wants video.
     private let video: VideoStage
+    private let live: LiveVideo
     /// What the camera's `MovieRecorder` last reported, for status.
     private var recording = RecordingStatus()
     private let logger: Logger
@@ -60,6 +61,8 @@ public actor CaptureSession {
         logger[metadataKey: "camera"] = .string(settings.id)
         self.logger = logger
         video = VideoStage(camera: settings.id, hub: hub, settings: settings.video.encoder, logger: logger)
+        live = LiveVideo(stage: video, logger: logger)
+        live.setTransform(settings.image.displayTransform)
     }
 
     // MARK: life cycle
@@ -105,6 +108,7 @@ public actor CaptureSession {
         worker.requestStop()
         hub.close()
         video.interrupt()
+        live.endClients()
         await withCheckedContinuation { stopWaiters.append($0) }
         return status()
     }
@@ -146,6 +150,7 @@ public actor CaptureSession {
         let restart = ConfigureRestart.needed(from: previous, to: new)
         settings = new
         video.update(settings: new.video.encoder)
+        live.setTransform(new.image.displayTransform)
         guard worker != nil, restart != .none else { return status(restart: worker == nil ? ConfigureRestart.none : restart) }
         if restart == .encoders {
             logger.info("new encoders: \(describe(new))")
@@ -310,6 +315,16 @@ public actor CaptureSession {
         return video.add(consumer)
     }
 
+    /// A client of the camera's live H.264; the camera is started for it if it is not
+    /// running, and kept running while the client stays. Its stream starts at a keyframe
+    /// asked for now.
+    public func liveVideo() async throws(SessionError) -> LiveVideoClient {
+        lastUse = .now
+        try await ensureRunning()
+        video.setFrameRate(configuration?.interval?.fps ?? settings.fps)
+        return live.join()
+    }
+
     func removeVideoConsumer(_ id: UInt64) {
         video.remove(id)
         lastUse = .now
@@ -470,6 +485,7 @@ public actor CaptureSession {
             ? (stage.counters.encodeSeconds / Double(stage.counters.framesEncoded) * 10_000).rounded() / 10 : nil
         status.error = stage.counters.error
         status.recording = recording
+        status.live = live.status
         return status
     }
 
@@ -480,6 +496,9 @@ public actor CaptureSession {
 
     /// Encode times since the daemon started.
     public func encodeHistogram() -> EncodeHistogram { hub.snapshot.encodeHistogram }
+
+    /// Times from capture to H.264 packet since the daemon started.
+    public func videoLatencyHistogram() -> EncodeHistogram { video.snapshot.counters.latency }
 
     // MARK: events from the capture thread
 

@@ -1,4 +1,5 @@
 import JPEG
+import Video
 import VideoCore
 
 /// How a camera's images come out when a request says nothing else: the config
@@ -26,6 +27,13 @@ public struct ImageSettings: Sendable, Hashable {
 
     /// Whether images are served exactly as captured (no pixels change, no orientation tag).
     public var isIdentity: Bool { !geometry.changesPixels && overlay == nil && geometry.exifOrientation == nil }
+
+    /// The camera's `rotate` and `flip` as a video track's display matrix: players turn the
+    /// picture of a recording or live stream, and no pixel is moved.
+    public var displayTransform: FragmentedMP4Writer.DisplayTransform {
+        FragmentedMP4Writer.DisplayTransform(rotate: geometry.rotate.rawValue, flipHorizontal: geometry.flip.contains(.horizontal),
+                                             flipVertical: geometry.flip.contains(.vertical))
+    }
 
     /// The overlay for one frame, its template expanded; nil without a template.
     public func textOverlay(time: Double, camera: String, sequence: UInt64) -> TextOverlay? {

@@ -170,13 +170,7 @@ public actor MovieRecorder {
             throw .diskFull("the disk of \(output.root) is full (\(free >> 10) KiB free; a recording needs \(Self.minimumFreeBytes >> 20) MiB): free some space or lower the retention limits")
         }
         let settings = await session.settings
-        // The camera's `rotate` and `flip` go into the track's display matrix: players turn the
-        // picture, and no pixel is moved.
-        let geometry = settings.image.geometry
-        let transform = FragmentedMP4Writer.DisplayTransform(
-            rotate: geometry.rotate.rawValue, flipHorizontal: geometry.flip.contains(.horizontal),
-            flipVertical: geometry.flip.contains(.vertical))
-        let plan = RecordingSink.Plan(camera: camera, root: output.root, transform: transform, duration: duration,
+        let plan = RecordingSink.Plan(camera: camera, root: output.root, transform: settings.image.displayTransform, duration: duration,
                                       segmentSeconds: continuous ? (segment ?? settings.video.segmentSeconds) : nil,
                                       minimumFreeBytes: Self.minimumFreeBytes)
         let messages = self.messages

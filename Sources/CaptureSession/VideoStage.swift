@@ -49,6 +49,8 @@ final class VideoStage: @unchecked Sendable {  // all state is guarded by `lock`
         var keyframes = 0
         var keyframesRequested = 0
         var encodeSeconds = 0.0
+        /// From a frame's capture to its packet: waiting for the thread, converting, encoding.
+        var latency = EncodeHistogram()
         var encoder: String?
         var encoderNotUsed: [String] = []
         var error: String?
@@ -84,6 +86,13 @@ final class VideoStage: @unchecked Sendable {  // all state is guarded by `lock`
         lock.unlock()
         if start { launch(run: thisRun) }
         return id
+    }
+
+    /// Asks for a keyframe at the next frame: a live client joined a running stream.
+    func requestKeyframe() {
+        lock.lock()
+        keyframeWanted = true
+        lock.unlock()
     }
 
     /// Removes a consumer (its `end` is called); the last one stops the encoder thread.
@@ -231,6 +240,7 @@ final class VideoStage: @unchecked Sendable {  // all state is guarded by `lock`
             guard run == self.run && running else { return lock.unlock() }
             counters.bytesEncoded += packet.data.count
             if packet.isKeyframe { counters.keyframes += 1 }
+            counters.latency.record(FrameHub.monotonicNow() - packet.monotonicTime)
             var starting: [any VideoConsumer] = []
             if packet.isKeyframe {
                 for (id, joined) in consumers where !joined.begun {

@@ -63,6 +63,7 @@ public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
     addPhotoRoutes(v1, services)
     addMediaRoutes(v1, services)
     addRecordingRoutes(v1, services)
+    addLiveVideoRoutes(v1, services)
     addTimelapseRoutes(v1, services)
     router.get("metrics") { _, _ in try await Metrics.response(services) }
     routes.fill(from: router)

@@ -37,6 +37,9 @@ public final class FragmentedMP4Writer {
     public private(set) var committedBytes = 0
     /// The span of the packets written so far, in seconds (first timestamp to the end of the last frame).
     public private(set) var duration = 0.0
+    /// Ticks a second of the track's time (the `mdhd` timescale), which the muxer chooses
+    /// from the stream's: what a fragment written elsewhere must count in.
+    public private(set) var trackTimeScale: Int32 = 0
 
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private let stream: UnsafeMutablePointer<AVStream>
@@ -98,6 +101,7 @@ public final class FragmentedMP4Writer {
         avio_flush(self.context!.pointee.pb)
         try check(0, "writing the MP4 header")
         committedBytes = output.bytes
+        trackTimeScale = stream.pointee.time_base.den
     }
 
     deinit {

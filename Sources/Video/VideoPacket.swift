@@ -30,10 +30,8 @@ public struct VideoStreamFormat: Sendable, Hashable {
         let start: Int
         if extradata.first == 1 {
             start = 1  // avcC: version, then profile, constraints, level
-        } else if let sps = (0..<max(0, extradata.count - 4)).first(where: {
-            extradata[$0] == 0 && extradata[$0 + 1] == 0 && extradata[$0 + 2] == 1 && extradata[$0 + 3] & 0x1F == 7
-        }) {
-            start = sps + 4  // Annex B: the bytes after the SPS's NAL header
+        } else if let sps = AnnexB.nalUnits(in: extradata).first(where: { AnnexB.unitType(extradata, $0) == 7 }) {
+            start = sps.lowerBound + 1  // Annex B: the bytes after the SPS's NAL header
         } else {
             return "avc1.42e01e"
         }
