@@ -65,6 +65,7 @@ public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
     addRecordingRoutes(v1, services)
     addLiveVideoRoutes(v1, services)
     addTimelapseRoutes(v1, services)
+    addLivePageRoutes(router, services)
     router.get("metrics") { _, _ in try await Metrics.response(services) }
     routes.fill(from: router)
     return router
