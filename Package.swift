@@ -102,7 +102,7 @@ let package = Package(
 
         .testTarget(name: "VideoCoreTests", dependencies: ["VideoCore"], swiftSettings: strict),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CV4L2"], swiftSettings: strict),
-        .testTarget(name: "VideoTests", dependencies: ["Video", "JPEG", "VideoCore"], swiftSettings: strict),
+        .testTarget(name: "VideoTests", dependencies: ["Video", "JPEG", "VideoCore", "CamdTestSupport"], swiftSettings: strict),
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "CTurboJPEG", "CamdTestSupport"], swiftSettings: strict),
         // What several test targets share: reading camd's EXIF back.
         .target(name: "CamdTestSupport", dependencies: ["JPEG"], path: "Tests/CamdTestSupport", swiftSettings: strict),

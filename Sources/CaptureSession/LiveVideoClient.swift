@@ -177,7 +177,8 @@ public final class LiveVideoClient: AsyncSequence, @unchecked Sendable {  // mut
         let startWaiter = self.startWaiter, waiter = self.waiter
         self.startWaiter = nil
         self.waiter = nil
-        let batch = queue.isEmpty ? nil : takeQueue()
+        // A waiting reader gets what is queued; otherwise the next `next()` takes it.
+        let batch = waiter == nil || queue.isEmpty ? nil : takeQueue()
         lock.unlock()
         startWaiter?.resume(returning: nil)
         waiter?.resume(returning: batch)

@@ -1,4 +1,5 @@
 import APIModel
+import CamdTestSupport
 import CaptureSession
 @testable import ControlAPI
 import Foundation
@@ -32,20 +33,6 @@ import VideoCore
 
     static func message(_ buffer: ByteBuffer) -> String {
         (try? decode(ErrorBody.self, buffer).error.message) ?? String(buffer: buffer)
-    }
-
-    /// Frames in a file as `ffprobe -count_frames` decodes them.
-    static func countFrames(_ path: String) throws -> Int {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
-        process.arguments = ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
-                             "-of", "csv=p=0", path]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
     /// Records `seconds` through the API and returns the status once the recording has ended by itself.
@@ -82,7 +69,7 @@ import VideoCore
             #expect(movie.width == 320 && movie.height == 240)
             #expect(await session.status().video.framesEncoded > 50)
             // Every frame of 2 s at 30 fps, as ffprobe counts them by decoding (a loaded machine may skip a few).
-            let frames = try Self.countFrames(root + "/synth/" + movie.name)
+            let frames = TestPhotos.countFramesWithFFprobe(root + "/synth/" + movie.name) ?? -1
             #expect(frames >= 54 && frames <= 61, "\(frames) frames")
             #expect(await session.status().video.encoder != nil)
             let after = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+import Video
+import VideoCore
+@testable import CaptureSession
+
+/// The live H.264's clients on the synthetic source: one encode for all, a keyframe for
+/// each one that joins, bounded queues that drop to a keyframe, and streams that end when
+/// the camera stops or changes format.
+@Suite struct LiveVideoTests {
+    /// Keyframes come only when asked for (or every 30 s), so a test sees which were asked for.
+    func session() -> CaptureSession {
+        CaptureSession(settings: CameraSettings(id: "cam", device: FrameSources.syntheticName, size: FrameSize(width: 160, height: 120),
+                                                fps: 20, video: VideoSettings(encoder: VideoEncoderSettings(encoder: .libx264, keyframeInterval: 30))))
+    }
+
+    /// The fragments a client gets within `seconds`.
+    func read(_ client: LiveVideoClient, for seconds: Double) async -> [LiveFragment] {
+        let reader = Task { () -> [LiveFragment] in
+            var got: [LiveFragment] = []
+            let end = ContinuousClock.now + .seconds(seconds)
+            while ContinuousClock.now < end, let batch = await client.next() { got += batch }
+            return got
+        }
+        try? await Task.sleep(for: .seconds(seconds))
+        // A read that waits past the deadline ends when the next frame comes.
+        return await reader.value
+    }
+
+    @Test func clientsShareOneEncodeAndEachStartsAtAKeyframeAskedForWhenItJoins() async throws {
+        let camera = session()
+        await camera.start()
+        let first = try await camera.liveVideo()
+        let start = try #require(await first.waitForStart(timeout: .seconds(10)))
+        #expect(start.width == 160 && start.height == 120)
+        #expect(start.contentType.hasPrefix("video/mp4; codecs=\"avc1."))
+        #expect(start.initSegment.count > 100)
+        let early = await read(first, for: 0.5)
+        #expect(early.first?.isKeyframe == true)
+
+        let second = try await camera.liveVideo()
+        let joined = ContinuousClock.now
+        #expect(await second.waitForStart(timeout: .seconds(10)) != nil)
+        let waited = ContinuousClock.now - joined
+        #expect(waited < .seconds(5), "a keyframe asked for, not one 30 s away: \(waited)")
+        let fromSecond = await read(second, for: 0.5)
+        #expect(fromSecond.first?.isKeyframe == true)
+
+        let video = await camera.status().video
+        #expect(video.consumers == 1, "one consumer of the encoder for every live client")
+        #expect(video.keyframesRequested >= 2)
+        #expect(video.live.clients.count == 2)
+        #expect(video.live.clients.allSatisfy { $0.framesSent > 0 && $0.bytesSent > 0 })
+
+        first.finish()
+        second.finish()
+        var running = true
+        for _ in 0..<50 where running {
+            try await Task.sleep(for: .milliseconds(100))
+            running = await camera.status().video.running
+        }
+        #expect(!running, "the last client gone, the encoder stops")
+        let after = await camera.status().video.live
+        #expect(after.clients.isEmpty && after.framesSent >= early.count + fromSecond.count, "the totals keep what departed clients took")
+        await camera.stop()
+    }
+
+    @Test func stoppingTheCameraEndsTheStreams() async throws {
+        let camera = session()
+        await camera.start()
+        let client = try await camera.liveVideo()
+        #expect(await client.waitForStart(timeout: .seconds(10)) != nil)
+        await camera.stop()
+        var ended = false
+        for _ in 0..<100 where !ended {
+            ended = await client.next() == nil
+        }
+        #expect(ended)
+    }
+
+    @Test func anotherSizeEndsTheStreamAndTheNextClientGetsTheNewOne() async throws {
+        let camera = session()
+        await camera.start()
+        let client = try await camera.liveVideo()
+        #expect(await client.waitForStart(timeout: .seconds(10))?.width == 160)
+        _ = try await camera.configure { current in
+            var new = current
+            new.size = FrameSize(width: 320, height: 240)
+            return new
+        }
+        var ended = false
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !ended && ContinuousClock.now < deadline {
+            ended = await client.next() == nil
+        }
+        #expect(ended, "the init segment changed, so the stream ends and the player connects again")
+        let next = try await camera.liveVideo()
+        #expect(await next.waitForStart(timeout: .seconds(10))?.width == 320)
+        next.finish()
+        await camera.stop()
+    }
+}
+
+/// One client's queue, fed as the video stage feeds it.
+@Suite struct LiveVideoClientTests {
+    static let start = LiveStreamStart(initSegment: [1, 2, 3], contentType: "video/mp4", width: 16, height: 16)
+
+    static func fragment(_ index: Int, keyframeEvery: Int = 30) -> LiveFragment {
+        LiveFragment(bytes: [UInt8](repeating: UInt8(index & 0xFF), count: 100), isKeyframe: index % keyframeEvery == 0,
+                     captureTime: 1_700_000_000 + Double(index) / 30, monotonicTime: Double(index) / 30)
+    }
+
+    @Test func aClientThatStopsReadingLosesItsQueueAndGoesOnFromTheNextKeyframe() async {
+        let client = LiveVideoClient(id: 1) { _ in }
+        // Joined between keyframes: nothing until the first keyframe.
+        for index in 25..<30 { client.offer(Self.fragment(index), start: Self.start) }
+        #expect(!client.hasStarted)
+        client.offer(Self.fragment(30), start: Self.start)
+        #expect(await client.waitForStart(timeout: .seconds(1)) != nil)
+        // Two seconds of frames while nobody reads: more than the queue holds.
+        for index in 31..<95 { client.offer(Self.fragment(index), start: Self.start) }
+        let counters = client.snapshot
+        #expect(counters.drops >= 1)
+        let batch = await client.next() ?? []
+        #expect(batch.first?.isKeyframe == true, "the queue starts again at a keyframe")
+        #expect(batch.first.map { Int($0.monotonicTime * 30 + 0.5) } == 90)
+        #expect(batch.count == 5)
+        #expect(client.snapshot.framesDropped == 60, "frames 30 to 89 never reached the client")
+        #expect(client.snapshot.framesSent == 5)
+        client.finish()
+        #expect(await client.next() == nil)
+    }
+
+    @Test func whatIsQueuedIsStillTakenAfterTheStreamEnds() async {
+        let client = LiveVideoClient(id: 1) { _ in }
+        for index in 0..<3 { client.offer(Self.fragment(index), start: Self.start) }
+        client.finish()
+        #expect(await client.next()?.count == 3)
+        #expect(await client.next() == nil)
+    }
+}
