@@ -18,6 +18,7 @@ public actor CaptureSession {
     /// The H.264 stage: runs only while a recording (or a live client) wants video.
     private let video: VideoStage
     private let live: LiveVideo
+    private let hlsWindow: HLSWindow
     /// What the camera's `MovieRecorder` last reported, for status.
     private var recording = RecordingStatus()
     private let logger: Logger
@@ -63,6 +64,7 @@ public actor CaptureSession {
         video = VideoStage(camera: settings.id, hub: hub, settings: settings.video.encoder, logger: logger)
         live = LiveVideo(stage: video, logger: logger)
         live.setTransform(settings.image.displayTransform)
+        hlsWindow = HLSWindow(keyframeInterval: settings.video.encoder.keyframeInterval)
     }
 
     // MARK: life cycle
@@ -151,6 +153,7 @@ public actor CaptureSession {
         settings = new
         video.update(settings: new.video.encoder)
         live.setTransform(new.image.displayTransform)
+        hlsWindow.setKeyframeInterval(new.video.encoder.keyframeInterval)
         guard worker != nil, restart != .none else { return status(restart: worker == nil ? ConfigureRestart.none : restart) }
         if restart == .encoders {
             logger.info("new encoders: \(describe(new))")
@@ -323,6 +326,17 @@ public actor CaptureSession {
         try await ensureRunning()
         video.setFrameRate(configuration?.interval?.fps ?? settings.fps)
         return live.join()
+    }
+
+    /// The camera's HLS: a window of the live stream's recent parts and segments, fed
+    /// while players keep asking for it (every request counts).
+    public func hls() async throws(SessionError) -> HLSWindow {
+        if !hlsWindow.isFed {
+            hlsWindow.feed(from: try await liveVideo())
+        } else {
+            lastUse = .now
+        }
+        return hlsWindow
     }
 
     func removeVideoConsumer(_ id: UInt64) {

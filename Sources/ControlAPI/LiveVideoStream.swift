@@ -30,24 +30,3 @@ enum LiveVideoStream {
         })
     }
 }
-
-/// Live video: `GET /v1/cameras/{id}/video` (fragmented MP4).
-func addLiveVideoRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServices) {
-    v1.get("cameras/:id/video") { _, context in
-        let session = try camera(context, services)
-        let client = try await session.liveVideo()
-        guard let start = await client.waitForStart(timeout: LiveVideoStream.startTimeout) else {
-            client.finish()
-            let status = await session.status()
-            let why = status.video.error ?? status.reason ?? "the camera is \(status.state.rawValue)"
-            throw APIError(.serviceUnavailable, "no_video", "no H.264 keyframe came within \(LiveVideoStream.startTimeout): \(why)")
-        }
-        return LiveVideoStream.response(client, start: start)
-    }
-    // The headers, then the end: no client joins, so nothing is encoded for it.
-    v1.head("cameras/:id/video") { _, context in
-        let session = try camera(context, services)
-        try await session.checkServable()
-        return headOnly(LiveVideoStream.headers(contentType: "video/mp4"))
-    }
-}

@@ -25,7 +25,7 @@ public enum Players {
         return result.status == 0 ? result.errors : "exit \(result.status): \(result.errors)"
     }
 
-    static func run(_ tool: String, _ arguments: [String]) throws -> (output: String, errors: String, status: Int32) {
+    public static func run(_ tool: String, _ arguments: [String]) throws -> (output: String, errors: String, status: Int32) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
