@@ -7,18 +7,21 @@ enum Metrics {
     static func response(_ services: APIServices) async throws -> Response {
         var statuses: [CameraStatus] = []
         var histograms: [EncodeHistogram] = []
+        var videoLatencies: [EncodeHistogram] = []
         for session in services.cameras.sessions {
             statuses.append(await session.status())
             histograms.append(await session.encodeHistogram())
+            videoLatencies.append(await session.videoLatencyHistogram())
         }
         let photos = await services.photos.cameraTotals
-        let text = render(statuses: statuses, histograms: histograms, photos: photos, uptime: services.daemon.uptimeSeconds)
+        let text = render(statuses: statuses, histograms: histograms, videoLatencies: videoLatencies, photos: photos,
+                          uptime: services.daemon.uptimeSeconds)
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                         body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    static func render(statuses: [CameraStatus], histograms: [EncodeHistogram], photos: [String: PhotoOutput.CameraTotals],
-                       uptime: Double) -> String {
+    static func render(statuses: [CameraStatus], histograms: [EncodeHistogram], videoLatencies: [EncodeHistogram] = [],
+                       photos: [String: PhotoOutput.CameraTotals], uptime: Double) -> String {
         var out = ""
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
@@ -48,16 +51,34 @@ enum Metrics {
         family("camd_recording", "gauge", "1 while the camera records (also while waiting for disk space).",
                perCamera { $0.video.recording.state == .off ? 0 : 1 })
 
-        out += "# HELP camd_encode_seconds Time to encode one frame to JPEG.\n# TYPE camd_encode_seconds histogram\n"
-        for (status, histogram) in zip(statuses, histograms) {
-            let camera = "camera=\"\(escape(status.id))\""
-            for (bound, count) in zip(EncodeHistogram.bounds, histogram.cumulativeCounts) {
-                out += "camd_encode_seconds_bucket{\(camera),le=\"\(format(bound))\"} \(count)\n"
+        family("camd_live_video_clients", "gauge", "Clients of the live H.264 (/video and HLS).",
+               perCamera { Double($0.video.live.clients.count) })
+        family("camd_live_video_bytes_sent_total", "counter", "Bytes of live H.264 sent to clients.",
+               perCamera { Double($0.video.live.bytesSent) })
+        family("camd_live_video_frames_sent_total", "counter", "Live H.264 frames sent to clients, counted per client.",
+               perCamera { Double($0.video.live.framesSent) })
+        family("camd_live_video_drops_total", "counter", "Times a live client fell behind and went on from the next keyframe.",
+               perCamera { Double($0.video.live.drops) })
+        family("camd_live_video_frames_dropped_total", "counter", "Live H.264 frames clients did not get because they fell behind.",
+               perCamera { Double($0.video.live.framesDropped) })
+        family("camd_video_keyframes_requested_total", "counter", "H.264 keyframes asked for when a client or recording joined.",
+               perCamera { Double($0.video.keyframesRequested) })
+
+        func histogram(_ name: String, _ help: String, _ values: [EncodeHistogram]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
+            for (status, histogram) in zip(statuses, values) {
+                let camera = "camera=\"\(escape(status.id))\""
+                for (bound, count) in zip(EncodeHistogram.bounds, histogram.cumulativeCounts) {
+                    out += "\(name)_bucket{\(camera),le=\"\(format(bound))\"} \(count)\n"
+                }
+                out += "\(name)_bucket{\(camera),le=\"+Inf\"} \(histogram.count)\n"
+                out += "\(name)_sum{\(camera)} \(format(histogram.sum))\n"
+                out += "\(name)_count{\(camera)} \(histogram.count)\n"
             }
-            out += "camd_encode_seconds_bucket{\(camera),le=\"+Inf\"} \(histogram.count)\n"
-            out += "camd_encode_seconds_sum{\(camera)} \(format(histogram.sum))\n"
-            out += "camd_encode_seconds_count{\(camera)} \(histogram.count)\n"
         }
+        histogram("camd_encode_seconds", "Time to encode one frame to JPEG.", histograms)
+        histogram("camd_video_latency_seconds", "Time from a frame's capture to its H.264 packet (waiting, converting, encoding).",
+                  videoLatencies)
         // Per camera: every configured camera, and any other whose photos were saved (a removed one).
         let photoCameras = statuses.map(\.id) + photos.keys.filter { id in !statuses.contains { $0.id == id } }.sorted()
         func perPhotoCamera(_ value: (PhotoOutput.CameraTotals) -> Int) -> [(labels: String, value: String)] {
