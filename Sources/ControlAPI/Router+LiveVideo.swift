@@ -26,13 +26,15 @@ func addLiveVideoRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APISe
         let window = try await session.hls()
         if window.playlist() == nil { await window.waitForFirstSegment(timeout: LiveVideoStream.startTimeout) }
         let query = request.uri.queryParameters
+        let part = try hlsNumber(query.get("_HLS_part"), "_HLS_part")
         if let msn = try hlsNumber(query.get("_HLS_msn"), "_HLS_msn") {
-            let part = try hlsNumber(query.get("_HLS_part"), "_HLS_part")
             // RFC 8216bis 6.2.5.2: a request more than two segments ahead is refused, not held.
             if let newest = window.newest, msn > newest.sequence + 2 {
                 throw APIError.badRequest("_HLS_msn \(msn) is more than two segments past the newest (\(newest.sequence))", code: "bad_parameter")
             }
             await window.wait(sequence: msn, part: part, timeout: .seconds(3 * HLSWindow.partTarget + 6))
+        } else if part != nil {
+            throw APIError.badRequest("_HLS_part needs _HLS_msn: the part is of that segment", code: "bad_parameter")
         }
         guard let playlist = window.playlist() else { throw try await noVideo(session) }
         return Response(status: .ok, headers: [.contentType: "application/vnd.apple.mpegurl", .cacheControl: "no-cache"],

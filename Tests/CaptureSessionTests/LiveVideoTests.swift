@@ -139,3 +139,42 @@ import VideoCore
         #expect(await client.next() == nil)
     }
 }
+
+/// HLS from a client's fragments: parts, segments at keyframes, a bounded window.
+@Suite struct HLSWindowTests {
+    @Test func segmentsStartAtKeyframesPartsStayWithinTheTargetAndOnlyTheNewestAreKept() async throws {
+        let window = HLSWindow(keyframeInterval: 2)
+        let client = LiveVideoClient(id: 1) { _ in }
+        window.feed(from: client)
+        // 16 s at 30 fps, a keyframe every 2 s, and one asked for 0.2 s into the fourth segment.
+        for index in 0..<480 {
+            var fragment = LiveVideoClientTests.fragment(index, keyframeEvery: 60)
+            if index == 186 { fragment.isKeyframe = true }
+            client.offer(fragment, start: LiveVideoClientTests.start)
+            // The window reads as a player would, well within the client's queue of 1 s.
+            if index % 10 == 9 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        await window.waitForFirstSegment(timeout: .seconds(5))
+        await window.wait(sequence: 7, part: 2, timeout: .seconds(5))
+        let playlist = try #require(window.playlist())
+        let lines = playlist.split(separator: "\n")
+        #expect(lines.contains("#EXT-X-TARGETDURATION:2"))
+        #expect(lines.contains("#EXT-X-MEDIA-SEQUENCE:2"), "five whole segments and the one being filled: \(playlist)")
+        let segments = lines.filter { $0.hasSuffix(".m4s") && !$0.hasPrefix("#") }
+        #expect(segments == ["2.m4s", "3.m4s", "4.m4s", "5.m4s", "6.m4s"])
+        let durations = lines.filter { $0.hasPrefix("#EXTINF:") }.compactMap { Double($0.dropFirst(8).dropLast()) }
+        #expect(durations.allSatisfy { abs($0 - 2) < 0.01 }, "a keyframe asked for 0.2 s in does not cut a segment: \(durations)")
+        let parts = lines.filter { $0.hasPrefix("#EXT-X-PART:") }
+        let partDurations = parts.compactMap { $0.split(separator: ",").first?.split(separator: "=").last.flatMap { Double($0) } }
+        #expect(!parts.isEmpty && partDurations.allSatisfy { $0 <= HLSWindow.partTarget + 0.001 })
+        #expect(parts.filter { $0.contains("INDEPENDENT=YES") }.count >= 3, "the first part of each listed segment and the one after the asked-for keyframe")
+        #expect(lines.last?.hasPrefix("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"7.") == true)
+        // A segment's bytes are its parts'; segments gone from the window are gone.
+        let segment = try #require(window.media(sequence: 4, part: nil))
+        let partBytes = (0..<4).compactMap { window.media(sequence: 4, part: $0) }.reduce([], +)
+        #expect(segment.count == partBytes.count && segment == partBytes)
+        let dropped = window.media(sequence: 1, part: nil) == nil
+        #expect(dropped, "segment 1 is out of the window")
+        client.finish()
+    }
+}
