@@ -120,7 +120,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Runs only inside the vivid VM (CAMD_TEST_VIVID=1); see scripts/test-vivid.
-        .testTarget(name: "VividTests", dependencies: ["CaptureSession", "V4L2", "JPEG", "Video", "CamdTestSupport"],
+        .testTarget(name: "VividTests", dependencies: ["CaptureSession", "ControlAPI", "V4L2", "JPEG", "Video", "CamdTestSupport",
+                                                 .product(name: "HummingbirdTesting", package: "hummingbird")],
                     swiftSettings: strict),
     ]
 )
