@@ -14,7 +14,8 @@ import VideoCore
 ///
 /// The fragments' decode times run on one timeline however often the encoder reopens with
 /// the same format (the device came back, the camera restarted): `continueTimeline()`
-/// makes the next packet follow the last, so a client's player never sees time go back.
+/// makes the next packet follow the last, so a client's player never sees time go back,
+/// and the timeline has no hole longer than a frame.
 public struct LiveMP4Fragmenter: Sendable {
     public let format: VideoStreamFormat
     public let initSegment: [UInt8]
@@ -56,9 +57,15 @@ public struct LiveMP4Fragmenter: Sendable {
     /// The fragment that carries `packet`, with its capture time as the `prft` wall clock.
     public mutating func fragment(_ packet: VideoPacket) -> [UInt8] {
         let dts = rescale(packet.dts)
+        // A frame follows the last one by its own timing, with a hole of at most one frame
+        // where frames were skipped: a browser's Media Source takes a longer hole for a break
+        // and drops every frame up to the next keyframe. A longer pause moves the timeline
+        // up to one frame's hole before this frame; after the device came back, to none.
         if rebase {
             offset = nextDecodeTime - dts
             rebase = false
+        } else if dts + offset > nextDecodeTime + frameTicks {
+            offset = nextDecodeTime + frameTicks - dts
         }
         // Rounding to the track's ticks never moves a frame before the end of the last one.
         let decodeTime = max(dts + offset, nextDecodeTime)

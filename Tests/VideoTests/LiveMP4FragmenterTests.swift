@@ -17,12 +17,12 @@ import VideoCore
 
     /// Encodes `count` frames with a new encoder (its timestamps start again at
     /// `firstTime`), asking for keyframes at `keyframes`, and cuts each packet.
-    static func encode(_ count: Int, firstTime: Double, keyframes: Set<Int> = [], into fragmenter: inout LiveMP4Fragmenter?,
-                       fps: Double = 30) throws -> [Fragment] {
+    static func encode(_ count: Int, firstTime: Double, keyframes: Set<Int> = [], skipping skipped: Set<Int> = [],
+                       into fragmenter: inout LiveMP4Fragmenter?, fps: Double = 30) throws -> [Fragment] {
         let encoder = try H264Encoder(settings: VideoEncoderSettings(encoder: .libx264), size: size, frameRate: fps, range: .limited)
         let picture = try VideoPicture(size: size)
         var out: [Fragment] = []
-        for index in 0..<count {
+        for index in 0..<count where !skipped.contains(index) {
             let frame = VideoRoundTripTests.yuyvBars(size, sequence: UInt32(index), at: firstTime + Double(index) / fps)
             if keyframes.contains(index) { encoder.requestKeyframe() }
             try picture.fill(from: frame)
@@ -88,6 +88,20 @@ import VideoCore
         #expect(frames.count == 60)
         let steps = zip(frames, frames.dropFirst()).map { $1.time - $0.time }
         #expect(steps.allSatisfy { $0 > 0 && $0 < 0.05 }, "time never goes back and has no gap: \(steps[28...31])")
+    }
+
+    @Test func framesTheCameraSkippedLeaveAHoleOfAtMostOneFrame() throws {
+        // One frame skipped, then four: a browser's Media Source takes a hole of more than two
+        // frame times for a break and drops every frame up to the next keyframe.
+        var fragmenter: LiveMP4Fragmenter?
+        let fragments = try Self.encode(40, firstTime: 0, skipping: [10, 20, 21, 22, 23], into: &fragmenter)
+        let path = try Self.write(try #require(fragmenter).initSegment, fragments)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let frames = try Players.frames(path)
+        #expect(frames.count == 35)
+        let steps = zip(frames, frames.dropFirst()).map { $1.time - $0.time }
+        #expect(steps.allSatisfy { $0 > 0 && $0 <= 2.0 / 30 + 0.001 }, "\(steps)")
+        #expect(steps.filter { $0 > 1.5 / 30 }.count == 2, "the single skip keeps its real timing, the long one is cut to one frame")
     }
 
     @Test func eachFragmentSaysWhenItsFrameWasCaptured() throws {
