@@ -1,5 +1,5 @@
 import CamdTestSupport
-import CaptureSession
+@testable import CaptureSession
 import Foundation
 import Hummingbird
 import HTTPTypes
@@ -12,9 +12,10 @@ import VideoCore
 /// fragmented MP4 stream, the low-latency HLS playlist with its segments and parts, and
 /// the live view page with its script.
 @Suite struct LiveVideoRouteTests {
-    func withLiveApp(_ body: @escaping @Sendable (any TestClientProtocol, Int, CaptureSession) async throws -> Void) async throws {
-        let settings = CameraSettings(id: "synth", device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240), fps: 30)
-        let cameras = Cameras([CaptureSession(settings: settings)])
+    func withLiveApp(size: FrameSize = FrameSize(width: 320, height: 240), noise: Bool = false,
+                     _ body: @escaping @Sendable (any TestClientProtocol, Int, CaptureSession) async throws -> Void) async throws {
+        let settings = CameraSettings(id: "synth", device: FrameSources.syntheticName, size: size, fps: 30)
+        let cameras = Cameras([noise ? CaptureSession(settings: settings, openSource: NoiseSource.opener) : CaptureSession(settings: settings)])
         await cameras.sessions[0].start()
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-live-routes-\(UInt32.random(in: 0...UInt32.max))").path
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -51,6 +52,80 @@ import VideoCore
             #expect(metrics.contains("camd_live_video_frames_sent_total{camera=\"synth\"} \(live.framesSent)\n"))
             let latencies = metrics.split(separator: "\n").first { $0.hasPrefix("camd_video_latency_seconds_count{camera=\"synth\"}") }
             #expect((latencies?.split(separator: " ").last).flatMap { Int($0) } ?? 0 >= frames.count, "every frame sent was timed")
+        }
+    }
+
+    @Test func aClientThatStopsReadingForTenSecondsGoesOnFromAKeyframeAndTheOtherNeverStalls() async throws {
+        // Noise: megabytes a second, as a real camera's grain gives, where the synthetic bars
+        // give kilobytes. Ten seconds of it fill the paused client's TCP window and camd's
+        // socket buffers, so camd's writes to it block and its queue must drop.
+        try await withLiveApp(size: FrameSize(width: 640, height: 360), noise: true) { _, port, session in
+            let path = "/v1/cameras/synth/video"
+            let reader = try RawStreamClient(port: port, path: path)
+            let paused = try RawStreamClient(port: port, path: path, receiveBuffer: 16384)
+            try await BlockingIO.run { RawStreamClient.read([reader, paused], for: 2) }
+            let framesBefore = reader.fragments
+            let encoded = await session.status().video.framesEncoded
+            // The paused client reads nothing for 10 s while the other reads on.
+            try await BlockingIO.run { RawStreamClient.read([reader], for: 10) }
+            let encodedInPause = await session.status().video.framesEncoded - encoded
+            let readInPause = reader.fragments - framesBefore
+            try await BlockingIO.run { RawStreamClient.read([reader, paused], for: 4) }
+
+            #expect(encodedInPause > 100, "\(encodedInPause) frames encoded in 10 s")
+            #expect(Double(readInPause) >= 0.9 * Double(encodedInPause),
+                    "the reading client got \(readInPause) of the \(encodedInPause) frames encoded while the other did not read")
+            let live = await session.status().video.live
+            #expect(live.clients.count == 2)
+            #expect(live.clients.contains { $0.drops >= 1 && $0.framesDropped > 0 },
+                    "camd dropped the paused client's queue: \(live.clients), \(paused.received.count) bytes received")
+            #expect(live.clients.contains { $0.drops == 0 }, "and never the reading client's")
+
+            // What the paused client received plays from its start to its end, with a jump
+            // in time where its queue was dropped, landing on a keyframe.
+            let file = NSTemporaryDirectory() + "camd-paused-\(UUID().uuidString).mp4"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            try paused.writeBody(to: file)
+            #expect(try await BlockingIO.run { try Players.decodeErrors(file) } == "")
+            let frames = try await BlockingIO.run { try Players.frames(file) }
+            let jumps = zip(frames, frames.dropFirst()).filter { $1.time - $0.time > 1 }
+            #expect(!jumps.isEmpty, "the paused client lost the frames of its pause")
+            #expect(jumps.allSatisfy { $0.1.isKeyframe }, "it went on from a keyframe: \(jumps)")
+            let resumed = frames.drop { $0.time <= (jumps.last?.0.time ?? .infinity) }
+            #expect(resumed.count >= 30, "and read on for the last seconds: \(resumed.count) frames")
+        }
+    }
+
+    @Test func twentyClientsAt720pShareOneEncodeAndEachGetsEveryFrame() async throws {
+        try await withLiveApp(size: FrameSize(width: 1280, height: 720)) { _, port, session in
+            let clients = try (0..<20).map { _ in try RawStreamClient(port: port, path: "/v1/cameras/synth/video") }
+            try await BlockingIO.run { RawStreamClient.read(clients, for: 2) }
+            let before = await session.status()
+            let counts = clients.map(\.fragments)
+            try await BlockingIO.run { RawStreamClient.read(clients, for: 5) }
+            let after = await session.status()
+            let encoded = after.video.framesEncoded - before.video.framesEncoded
+            let captured = after.framesCaptured - before.framesCaptured
+            let received = zip(clients, counts).map { $0.fragments - $1 }
+            // One encode for all: the stage encoded each captured frame once, not once a client.
+            #expect(Double(encoded) <= Double(captured) * 1.05 + 2, "\(encoded) frames encoded for \(captured) captured")
+            #expect(Double(encoded) >= Double(captured) * 0.9, "\(encoded) frames encoded for \(captured) captured")
+            // Every client got (nearly) every frame encoded in the window: none fell behind.
+            #expect(received.allSatisfy { Double($0) >= Double(encoded) * 0.9 }, "frames each client received: \(received), encoded \(encoded)")
+            #expect(after.video.live.clients.allSatisfy { $0.drops == 0 }, "\(after.video.live.clients)")
+            #expect(after.video.live.clients.count == 20)
+        }
+    }
+
+    @Test func gstreamerDecodesTheLiveStream() async throws {
+        try await withLiveApp { _, port, _ in
+            // souphttpsrc and qtdemux (plugins-good) and avdec_h264 (gstreamer1.0-libav), as scripts/install-deps installs them.
+            let result = try await BlockingIO.run {
+                try Players.run("/usr/bin/gst-launch-1.0", ["souphttpsrc", "location=http://127.0.0.1:\(port)/v1/cameras/synth/video", "is-live=true",
+                                                            "!", "qtdemux", "!", "avdec_h264", "!", "fakesink", "num-buffers=60"])
+            }
+            #expect(result.status == 0, "\(result.errors)")
+            #expect(result.output.contains("Got EOS"), "60 frames decoded: \(result.output.suffix(300))")
         }
     }
 
