@@ -2,7 +2,7 @@
 """A real browser against camd's loopback TCP listener.
 
 Starts camd (synthetic source, `tcp = "127.0.0.1:PORT"`) and headless Chromium,
-driven over the DevTools protocol, and checks what a web page can make the browser
+driven over the DevTools protocol (scripts/lib/devtools.py), and checks what a web page can make the browser
 do to camd:
 
   cross-site   a page served from another origin (another port on loopback) sends
@@ -20,22 +20,17 @@ Prints PASS/FAIL lines and "N passed, N failed"; exit status 1 on any failure.
     scripts/browser-checks.py [--camd .build/debug/camd]
 """
 import argparse
-import base64
 import http.server
 import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from camdclient import Camd, Suite, call, free_port  # noqa: E402
-
-import websocket  # websocket-client (PyPI)
+from devtools import Chromium  # noqa: E402
 
 # What a page of another site may send without a CORS preflight, each reported in
 # window.results. Nothing here can read camd's answers (no-cors is opaque): the
@@ -77,72 +72,6 @@ window.attack = async function (camd) {
 """
 
 
-class Browser:
-    """Headless Chromium and one page, driven over the DevTools protocol."""
-
-    def __init__(self, workdir, resolver_rules):
-        self.profile = os.path.join(workdir, "chromium")
-        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-        if not chromium:
-            raise RuntimeError("chromium is not installed (apt-get install chromium)")
-        self.proc = subprocess.Popen(
-            [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-             "--remote-debugging-port=0", f"--user-data-dir={self.profile}", f"--host-resolver-rules={resolver_rules}",
-             "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=open(os.path.join(workdir, "chromium.log"), "wb"))
-        port_file = os.path.join(self.profile, "DevToolsActivePort")
-        deadline = time.time() + 60
-        while not os.path.exists(port_file) or not open(port_file).read().strip():
-            if time.time() > deadline or self.proc.poll() is not None:
-                raise RuntimeError(f"chromium did not start its DevTools endpoint (log: {workdir}/chromium.log)")
-            time.sleep(0.2)
-        port = int(open(port_file).read().split()[0])
-        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10))
-        page = next(t for t in targets if t.get("type") == "page")
-        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=60, suppress_origin=True)
-        self.next_id = 0
-        self.command("Page.enable")
-
-    def command(self, method, **params):
-        self.next_id += 1
-        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
-        while True:
-            message = json.loads(self.ws.recv())
-            if message.get("id") == self.next_id:
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                return message.get("result", {})
-
-    def open(self, url, timeout=30):
-        """Navigates and waits for the load event."""
-        self.command("Page.navigate", url=url)
-        deadline = time.time() + timeout
-        self.ws.settimeout(timeout)
-        while time.time() < deadline:
-            message = json.loads(self.ws.recv())
-            if message.get("method") == "Page.loadEventFired":
-                return
-        raise RuntimeError(f"{url} did not load within {timeout} s")
-
-    def evaluate(self, expression):
-        """Runs JavaScript in the page, awaiting a promise; returns its value."""
-        result = self.command("Runtime.evaluate", expression=expression, awaitPromise=True, returnByValue=True)
-        if "exceptionDetails" in result:
-            raise RuntimeError(f"{expression[:80]}: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
-    def close(self):
-        try:
-            self.ws.close()
-        except Exception:  # noqa: BLE001
-            pass
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--camd", default=None, help="camd binary (default: .build/debug/camd, then release)")
@@ -171,7 +100,9 @@ def main():
     threading.Thread(target=pages.serve_forever, daemon=True).start()
     browser = None
     try:
-        browser = Browser(workdir, "MAP rebound.example 127.0.0.1")
+        # --host-resolver-rules stands in for the attacker's DNS.
+        browser = Chromium(workdir, args=["--host-resolver-rules=MAP rebound.example 127.0.0.1"])
+        page = browser.new_page()
 
         def camera():
             code, _, data = call(camd.sock, "GET", "/v1/cameras/cam")
@@ -181,8 +112,8 @@ def main():
         quality = before["settings"]["quality"]
 
         # A page of another site (another port is another origin).
-        browser.open(f"http://127.0.0.1:{page_port}/attack.html")
-        results = browser.evaluate(f"window.attack('{camd_origin}')")
+        page.open(f"http://127.0.0.1:{page_port}/attack.html")
+        results = page.evaluate(f"window.attack('{camd_origin}')")
         time.sleep(1)
         after = camera()
         log = open(camd.log_path, errors="replace").read()
@@ -202,31 +133,31 @@ def main():
 
         # DNS rebinding: a page under another name, resolving to camd's address.
         rebound = f"http://rebound.example:{port}"
-        browser.open(f"{rebound}/v1/status")
-        text = browser.evaluate("document.body.innerText")
+        page.open(f"{rebound}/v1/status")
+        text = page.evaluate("document.body.innerText")
         suite.check("rebinding: camd's answer to the page is 421, not its status", "unknown_host" in (text or "")
                     and '"cameras"' not in text, (text or "")[:120])
-        answer = browser.evaluate("fetch('/v1/cameras/cam/stop', {method: 'POST'}).then(r => r.status)")
-        snapshot = browser.evaluate("fetch('/v1/cameras/cam/snapshot').then(r => r.status + ' ' + r.headers.get('content-type'))")
+        answer = page.evaluate("fetch('/v1/cameras/cam/stop', {method: 'POST'}).then(r => r.status)")
+        snapshot = page.evaluate("fetch('/v1/cameras/cam/snapshot').then(r => r.status + ' ' + r.headers.get('content-type'))")
         suite.check("rebinding: the page's POST and snapshot read get 421", answer == 421 and snapshot.startswith("421"),
                     f"POST {answer}, snapshot {snapshot}")
         suite.check("rebinding: camera still running", camera()["status"]["state"] == "running")
 
         # camd's own origin: the page camd will serve reads and changes the camera.
-        browser.open(f"{camd_origin}/v1/status")
-        status = browser.evaluate("fetch('/v1/cameras/cam').then(r => r.json()).then(j => j.status.state)")
+        page.open(f"{camd_origin}/v1/status")
+        status = page.evaluate("fetch('/v1/cameras/cam').then(r => r.json()).then(j => j.status.state)")
         suite.check("own origin: reads the camera", status == "running", str(status))
-        changed = browser.evaluate("fetch('/v1/cameras/cam/configure', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+        changed = page.evaluate("fetch('/v1/cameras/cam/configure', {method: 'POST', headers: {'Content-Type': 'application/json'},"
                                    " body: JSON.stringify({quality: 66})}).then(r => r.status)")
         suite.check("own origin: configure with a JSON body is applied", changed == 200 and camera()["settings"]["quality"] == 66,
                     f"status {changed}, quality {camera()['settings'].get('quality')}")
-        stopped = browser.evaluate("fetch('/v1/cameras/cam/stop', {method: 'POST'}).then(r => r.status)")
+        stopped = page.evaluate("fetch('/v1/cameras/cam/stop', {method: 'POST'}).then(r => r.status)")
         suite.check("own origin: stop works", stopped == 200 and camera()["status"]["state"] == "idle",
                     f"status {stopped}, state {camera()['status']['state']}")
-        image = browser.evaluate("fetch('/v1/cameras/cam/snapshot').then(r => r.blob()).then(b => b.type + ' ' + b.size)")
+        image = page.evaluate("fetch('/v1/cameras/cam/snapshot').then(r => r.blob()).then(b => b.type + ' ' + b.size)")
         suite.check("own origin: a snapshot reads as a JPEG", (image or "").startswith("image/jpeg") and int(image.split()[1]) > 1000,
                     str(image))
-        shot = base64.b64decode(browser.command("Page.captureScreenshot", format="png")["data"])
+        shot = page.screenshot()
         with open(os.path.join(workdir, "own-origin.png"), "wb") as f:
             f.write(shot)
     except Exception as e:  # noqa: BLE001 - reported as a failure, with camd's log

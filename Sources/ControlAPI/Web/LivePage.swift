@@ -6,6 +6,16 @@ import Hummingbird
 /// The page and its script come from camd itself; nothing is fetched from elsewhere.
 enum LivePage {
     static let scriptPath = "/assets/camd-live.js"
+    static let iconPath = "/assets/camd-icon.svg"
+
+    /// The tab's icon: without one a browser asks for /favicon.ico, and its 404 is an error
+    /// in the page's console on every visit.
+    static let icon = """
+        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">\
+        <rect x="1" y="4" width="10" height="8" rx="1.5" fill="#3b82c4"/><path d="M11 7.2 15 5v6l-4-2.2z" fill="#3b82c4"/>\
+        </svg>
+
+        """
 
     /// Only camd's own script, camd's own media and fetches to camd: a page that could be
     /// made to show someone else's markup still runs nothing else.
@@ -24,6 +34,7 @@ enum LivePage {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>\(id) · camd</title>
+        <link rel="icon" href="\(iconPath)" type="image/svg+xml">
         <style>
           body { margin: 0; background: #111; color: #eee; font: 15px system-ui, sans-serif; }
           h1 { font-size: 1rem; font-weight: 600; margin: 0; padding: .5rem .75rem; }
@@ -80,5 +91,11 @@ func addLivePageRoutes(_ router: Router<CamdRequestContext>, _ services: APIServ
         headers[.contentType] = "text/javascript; charset=utf-8"
         headers[.cacheControl] = "no-cache"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: LivePlayerScript.source)))
+    }
+    router.get(RouterPath(LivePage.iconPath)) { _, _ in
+        var headers = LivePage.securityHeaders
+        headers[.contentType] = "image/svg+xml"
+        headers[.cacheControl] = "max-age=86400"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: LivePage.icon)))
     }
 }
