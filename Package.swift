@@ -35,6 +35,9 @@ let package = Package(
                        providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
                        providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev"])]),
+        // GStreamer's RTSP server and appsrc: camd's RTSP for recorders and players (RTSP module).
+        .systemLibrary(name: "CGStreamer", pkgConfig: "gstreamer-rtsp-server-1.0",
+                       providers: [.apt(["libgstrtspserver-1.0-dev", "libgstreamer-plugins-base1.0-dev", "gstreamer1.0-plugins-good"])]),
         // glibc's <malloc.h>: camd pins the allocator's thresholds at start (MemoryPolicy).
         .systemLibrary(name: "CMalloc"),
 
@@ -75,9 +78,14 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ], swiftSettings: strict),
+        // RTSP for video recorders and players: GStreamer's RTSP server fed with the cameras' H.264.
+        .target(name: "RTSP", dependencies: [
+            "CGStreamer", "CaptureSession", "Video",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         // The daemon's wiring that tests reach: configuration, systemd, services.
         .target(name: "Daemon", dependencies: [
-            "CaptureSession", "ControlAPI", "V4L2", "JPEG", "CSystemd", "CV4L2", "CMalloc",
+            "CaptureSession", "ControlAPI", "RTSP", "V4L2", "JPEG", "CSystemd", "CV4L2", "CMalloc",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -118,6 +126,9 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
+        .testTarget(name: "RTSPTests", dependencies: [
+            "RTSP", "CaptureSession", "CamdTestSupport", "VideoCore",
         ], swiftSettings: strict),
         // Runs only inside the vivid VM (CAMD_TEST_VIVID=1); see scripts/test-vivid.
         .testTarget(name: "VividTests", dependencies: ["CaptureSession", "ControlAPI", "V4L2", "JPEG", "Video", "CamdTestSupport",

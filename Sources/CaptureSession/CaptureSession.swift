@@ -16,7 +16,7 @@ public actor CaptureSession {
     private var reason: String?
     private let hub = FrameHub()
     /// The H.264 stage: runs only while a recording (or a live client) wants video.
-    private let video: VideoStage
+    let video: VideoStage
     private let live: LiveVideo
     private let hlsWindow: HLSWindow
     /// What the camera's `MovieRecorder` last reported, for status.

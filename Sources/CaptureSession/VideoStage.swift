@@ -3,9 +3,9 @@ import Logging
 import Video
 import VideoCore
 
-/// Something that takes a camera's H.264: a recording now, a live client later. Called on
+/// Something that takes a camera's H.264: a recording, a live client, an RTSP client. Called on
 /// the video stage's thread, so it must hand slow work (disk writes) to a thread of its own.
-protocol VideoConsumer: AnyObject, Sendable {
+public protocol VideoConsumer: AnyObject, Sendable {
     /// A stream starts: packets of `format` follow, the first a keyframe. Comes again when
     /// the encoder opens anew (another size after a configure, other encoder settings).
     func begin(_ format: VideoStreamFormat)

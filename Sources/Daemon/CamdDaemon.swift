@@ -1,6 +1,7 @@
 import CaptureSession
 import ControlAPI
 import Logging
+import RTSP
 import ServiceLifecycle
 import Synchronization
 import V4L2
@@ -86,9 +87,15 @@ public enum CamdDaemon {
             path: options.configPath ?? DaemonConfiguration.defaultPath, defaultsIfMissing: options.configPath == nil,
             running: configuration, cameras: cameras, camerasFromCommandLine: !options.cameras.isEmpty), logger: logger)
         // Cameras stop before the listener: that ends live streams, so the listener can finish.
+        // RTSP stops before the cameras: its clients leave the cameras' video first.
+        var serviceList: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: listener), .init(service: cameraService)]
+        if let server = rtspServer(configuration, cameras: cameras) {
+            serviceList.append(.init(service: RTSPService(server: server, logger: logger)))
+        }
+        serviceList += [.init(service: watchdog), .init(service: reload),
+                        .init(service: TimelapseService(timelapses: services.timelapses, logger: logger))]
         var groupConfiguration = ServiceGroupConfiguration(
-            services: [.init(service: listener), .init(service: cameraService), .init(service: watchdog),
-                       .init(service: reload), .init(service: TimelapseService(timelapses: services.timelapses, logger: logger))],
+            services: serviceList,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger)
         // shutdown_timeout bounds the graceful part; then what is left is cancelled, and
@@ -125,6 +132,9 @@ public enum CamdDaemon {
             logger.critical("\(error.description)")
             return Exit.unavailable
         } catch let error as TCPListenError {
+            logger.critical("\(error.description)")
+            return Exit.configuration
+        } catch let error as RTSPError {
             logger.critical("\(error.description)")
             return Exit.configuration
         } catch {
@@ -177,6 +187,13 @@ public enum CamdDaemon {
             endpoints.append(.tcp(host: host, port: Int(port)))
         }
         return endpoints
+    }
+
+    /// The RTSP server of `[daemon] rtsp`, nil without one; clients send `tcp_token` when there is one.
+    static func rtspServer(_ configuration: DaemonConfiguration, cameras: Cameras) -> RTSPServer? {
+        guard let rtsp = configuration.rtspListen, let (host, port) = DaemonConfiguration.hostAndPort(of: rtsp) else { return nil }
+        return RTSPServer(configuration: .init(host: host, port: Int(port), token: configuration.tcpToken),
+                          cameras: cameras.sessions, logger: Logger(label: "camd.rtsp"))
     }
 
     /// The host in `tcp` when it is a name rather than an address: the listener answers to it.

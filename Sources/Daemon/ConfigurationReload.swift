@@ -83,6 +83,7 @@ public actor ConfigurationReload {
         note("tcp", old.tcpListen, new.tcpListen)
         note("tcp_token", old.tcpToken, new.tcpToken)
         note("tcp_hosts", old.tcpHosts, new.tcpHosts)
+        note("rtsp", old.rtspListen, new.rtspListen)
         note("shutdown_timeout", old.shutdownTimeoutSeconds, new.shutdownTimeoutSeconds)
         note("idle_timeout", old.idleTimeoutSeconds, new.idleTimeoutSeconds)
         return changed.map { "daemon.\($0) changed" }

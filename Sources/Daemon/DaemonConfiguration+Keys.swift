@@ -27,6 +27,8 @@ extension DaemonConfiguration {
         }), at: \.tcpToken, "none", "The bearer token TCP clients must send; required off loopback."),
         Key("tcp_hosts", hostsReader, at: \.tcpHosts, default: [], "[]",
             "Host names, besides its address and localhost, the TCP listener answers to (a LAN name, a reverse proxy's)."),
+        Key("rtsp", rtspReader, at: \.rtspListen, default: nil, "none (no RTSP)",
+            "host:port to serve each camera's H.264 over RTSP at rtsp://host:port/<camera-id>, such as \"0.0.0.0:8554\"; \"\" for none."),
         Key("shutdown_timeout", .duration("a number of seconds above 0, or a duration such as \"10s\"", { $0 > 0 }),
             at: \.shutdownTimeoutSeconds, default: 5, "5", "How long a graceful stop may take."),
         Key("idle_timeout", .duration("a number of seconds above 0, or a duration such as \"1m\"", { $0 > 0 }),
@@ -49,6 +51,14 @@ extension DaemonConfiguration {
             throw SettingError(.missingKey, key: "tcp",
                                "listens on \(host), which other machines can reach, so daemon.tcp_token is required: add tcp_token = \"<secret>\" under [daemon] (for example from `openssl rand -hex 32`), or listen on 127.0.0.1")
         }
+        try checkRTSP()
+    }
+
+    /// Checks what the RTSP server needs of the other keys: off loopback, a token.
+    private func checkRTSP() throws(SettingError) {
+        guard let listen = rtspListen, let (host, _) = Self.hostAndPort(of: listen), !Self.isLoopback(host: host), tcpToken == nil else { return }
+        throw SettingError(.missingKey, key: "rtsp",
+                           "listens on \(host), which other machines can reach, so daemon.tcp_token is required (RTSP clients send it as their password, rtsp://camd:<token>@host:port/<camera-id>): add tcp_token = \"<secret>\" under [daemon] (for example from `openssl rand -hex 32`), or listen on 127.0.0.1")
     }
 
     @Sendable private static func socketProblem(_ path: String) -> String? {
@@ -89,21 +99,26 @@ extension DaemonConfiguration {
         }, write: { $0.map(SettingValue.string) ?? .string("") })
     }
 
-    private static let tcpReader = ValueReader<String?>(
-        "host:port such as \"127.0.0.1:8080\" or \"[::1]:8080\", with a port from 1 to 65535, or \"\" for no TCP",
-        read: { value throws(ValueProblem) in
+    private static let tcpReader = listenReader(port: 8080, none: "no TCP")
+    private static let rtspReader = listenReader(port: 8554, none: "no RTSP")
+
+    /// A `host:port` to listen on, or "" for none.
+    private static func listenReader(port: Int, none: String) -> ValueReader<String?> {
+        ValueReader("host:port such as \"127.0.0.1:\(port)\" or \"[::1]:\(port)\", with a port from 1 to 65535, or \"\" for \(none)",
+                    read: { value throws(ValueProblem) in
             switch value {
             case .string(let listen), .text(let listen):
                 if listen.isEmpty { return nil }
                 guard hostAndPort(of: listen) != nil else {
                     let noPort = !listen.contains(":") || (listen.hasPrefix("[") && listen.hasSuffix("]"))
-                    if noPort { throw .invalid("needs a port: write host:port such as \"127.0.0.1:8080\"; got \(value)") }
+                    if noPort { throw .invalid("needs a port: write host:port such as \"127.0.0.1:\(port)\"; got \(value)") }
                     throw .invalid
                 }
                 return listen
             default: throw .wrongType
             }
         }, write: { .string($0 ?? "") })
+    }
 
     private static let hostsReader = ValueReader<[String]>(
         "a list of host names the TCP listener answers to, such as [\"camera.lan\", \"cams.example.org\"]",

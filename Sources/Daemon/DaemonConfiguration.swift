@@ -30,6 +30,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var tcpListen: String?
     /// The bearer token TCP clients must send; required when `tcpListen` is not a loopback address.
     public var tcpToken: String?
+    /// `host:port` to serve the cameras' H.264 over RTSP (`rtsp://host:port/<camera-id>`); nil for no RTSP.
+    /// Off loopback it needs `tcpToken`, which RTSP clients send as their Basic password.
+    public var rtspListen: String?
     /// Host names (besides its address, loopback and `localhost`) the TCP listener answers
     /// to: a LAN name or a reverse proxy's. Any other Host gets 421 (DNS rebinding).
     public var tcpHosts: [String] = []
