@@ -87,6 +87,13 @@ final class RTSPMount: @unchecked Sendable {  // `feeds` is guarded by `lock`; t
             Unmanaged<RTSPMount>.fromOpaque(data).takeUnretainedValue().remove(media)
         }
         GStreamer.connect(media, "unprepared", unsafeBitCast(unprepared, to: GCallback.self), to: self)
+        // A media finalized without being unprepared must not keep the camera encoding.
+        g_object_weak_ref(GStreamer.cast(media, to: GObject.self), { data, media in
+            guard let data, let media else { return }
+            let mount = Unmanaged<RTSPMount>.fromOpaque(data)
+            mount.takeUnretainedValue().remove(GStreamer.cast(media, to: GstRTSPMedia.self))
+            mount.release()
+        }, Unmanaged.passRetained(self).toOpaque())
         logger.info("RTSP client of \(path)")
         feed.join()
     }
