@@ -37,11 +37,14 @@ import VideoCore
     }
 
     /// `ffmpeg -rtsp_transport TRANSPORT -i URL -t SECONDS -f null -`: the errors it printed
-    /// (empty when every frame decoded clean) and how many frames it decoded.
+    /// (empty when every frame decoded clean) and how many frames it decoded. The decoded
+    /// frames keep RTP's 90 kHz times (`-enc_time_base -1`): in ticks of the nominal 1/30 s,
+    /// two frames captured a little early and late on a loaded machine would share one, which
+    /// the null muxer reports as an error of its own.
     static func read(_ url: String, transport: String = "tcp", seconds: Int) async throws -> (errors: String, frames: Int) {
         let result = try await BlockingIO.run {
             try Players.run("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-stats", "-rtsp_transport", transport, "-i", url,
-                                                "-t", String(seconds), "-f", "null", "-"])
+                                                "-t", String(seconds), "-enc_time_base", "-1", "-f", "null", "-"])
         }
         // -stats writes progress lines ("frame=  150 fps= 30 ...") beside the errors.
         let lines = result.errors.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map(String.init)
