@@ -56,6 +56,8 @@ public struct CameraStatus: Sendable, Codable {
     public var frameMemoryBytes: Int?
     /// The H.264 stage and the camera's recording.
     public var video: VideoStatus = VideoStatus()
+    /// How snapshots were answered, and the JPEGs made ahead of polls.
+    public var snapshots: SnapshotStatus = SnapshotStatus()
     /// In a configure's answer only: what the change restarted.
     public var restart: ConfigureRestart? = nil
 
@@ -66,7 +68,7 @@ public struct CameraStatus: Sendable, Codable {
         case id, state, reason, device, source, card, format, size, requestedSize
         case requestedFPS = "requestedFps", configuredFPS = "configuredFps", measuredFPS = "measuredFps"
         case quality, framesCaptured, framesEncoded, framesDropped, errors, lastError, lastErrorKind, photoError
-        case streamClients, startedOnDemand, encodeMilliseconds, encoderThreads, frameMemoryBytes, video, restart
+        case streamClients, startedOnDemand, encodeMilliseconds, encoderThreads, frameMemoryBytes, video, snapshots, restart
     }
 
     /// `frameMemoryBytes` for a configuration: (buffers + 1 + encoders) frames + encoders × planes.
@@ -74,6 +76,22 @@ public struct CameraStatus: Sendable, Codable {
         let planes = size.area * 3  // 4:4:4 at most, the largest `YUVImage` an encoder keeps
         return (driverBuffers + 1 + encoderThreads) * frameBytes + encoderThreads * planes
     }
+}
+
+/// How a camera's snapshots were answered. Clients that poll at a steady period have the
+/// JPEG of the newest frame made just before their next request is due (`SnapshotCadence`).
+public struct SnapshotStatus: Sendable, Codable, Hashable {
+    /// Snapshots answered at once from a JPEG already made (ahead of a poll, for a stream,
+    /// or for another snapshot), without waiting for an encode.
+    public var answeredReady = 0
+    /// JPEGs made just before a poll was due.
+    public var madeAhead = 0
+    /// JPEGs made ahead that no request took (the client stopped, or came too late).
+    public var madeAheadUnused = 0
+    /// The period snapshots come at, in seconds, while they come steadily.
+    public var pollPeriod: Double?
+
+    public init() {}
 }
 
 /// A camera's H.264 stage: whether it runs (only while something wants video), which

@@ -256,13 +256,13 @@ public actor CaptureSession {
         }
         try await ensureRunning()
         let interval = frameInterval
-        // The mean encode matters only when every frame is encoded: no counters are read otherwise.
+        let anticipation = hub.pollAnticipation
         let age = maxAge ?? Self.defaultMaxAge(interval: interval, encodeEveryFrame: settings.encodeEveryFrame,
-                                               meanEncode: settings.encodeEveryFrame ? hub.snapshot.meanEncodeSeconds ?? 0 : 0)
+                                               pollsAnticipated: anticipation.steady, meanEncode: anticipation.meanEncode ?? 0)
         // Generous: it returns as soon as a frame arrives, and a slow machine may need it.
         let wait = timeout ?? .milliseconds(Int64(max(10, 10 * interval) * 1000))
         do {
-            return try await hub.frame(notBefore: Self.monotonicNow() - age, timeout: wait)
+            return try await hub.frame(notBefore: Self.monotonicNow() - age, timeout: wait, poll: true)
         } catch let error as SessionError {
             throw error
         } catch {
@@ -298,8 +298,13 @@ public actor CaptureSession {
     /// so a snapshot shows what the camera sees now. With `encode_every_frame` the JPEG
     /// of the newest frame is only ready an encode after its capture; allowing for that
     /// (twice the mean encode, for jitter) lets the snapshot be answered from it at once.
-    static func defaultMaxAge(interval: Double, encodeEveryFrame: Bool, meanEncode: Double) -> Double {
-        encodeEveryFrame ? interval + 2 * meanEncode : interval
+    ///
+    /// When snapshots come at a steady period, the JPEG for the next one is made just before
+    /// it is due (`SnapshotCadence`): its frame is then up to an interval and an encode old,
+    /// and the request may come a little late (20 ms are allowed for that).
+    static func defaultMaxAge(interval: Double, encodeEveryFrame: Bool, pollsAnticipated: Bool = false, meanEncode: Double) -> Double {
+        if encodeEveryFrame { return interval + 2 * meanEncode }
+        return pollsAnticipated ? interval + 2 * meanEncode + 0.02 : interval
     }
 
     /// A live feed of encoded frames for one client; ends when the camera is stopped.
@@ -467,7 +472,7 @@ public actor CaptureSession {
     private func status(restart: ConfigureRestart?) -> CameraStatus {
         let counters = hub.snapshot
         let encode = counters.meanEncodeSeconds.map { $0 * 1000 }
-        return CameraStatus(
+        var status = CameraStatus(
             id: id, state: state, reason: reason, device: settings.device, source: source, card: card,
             format: configuration?.layout.format.description, size: configuration?.layout.size.description,
             requestedSize: settings.size?.description, requestedFPS: settings.fps,
@@ -482,6 +487,11 @@ public actor CaptureSession {
                                               encoderThreads: settings.encoderThreads)
             },
             video: videoStatus(), restart: restart)
+        status.snapshots.answeredReady = counters.snapshotsReady
+        status.snapshots.madeAhead = counters.encodesAhead
+        status.snapshots.madeAheadUnused = counters.encodesAheadUnused
+        status.snapshots.pollPeriod = counters.pollPeriod.map { ($0 * 1000).rounded() / 1000 }
+        return status
     }
 
     private func videoStatus() -> VideoStatus {

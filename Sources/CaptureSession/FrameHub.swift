@@ -24,6 +24,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// so consumers get frames in capture order.
     private var deliveredGeneration: UInt64 = 0
     private var latestEncoded: EncodedFrame?
+    private var latestEncodedGeneration: UInt64 = 0
     private var waiters: [UInt64: Waiter] = [:]
     private var rawWaiters: [UInt64: RawWaiter] = [:]
     /// When someone last wanted a frame (CLOCK_MONOTONIC), for `wantsPixels`.
@@ -33,6 +34,13 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// Encode every frame, wanted or not (`encode_every_frame`).
     private var encodesEveryFrame = false
     private var subscribers: [UInt64: AsyncStream<EncodedFrame>.Continuation] = [:]
+    /// The period at which snapshots are asked for, when they are (`SnapshotCadence`).
+    private var cadence = SnapshotCadence()
+    /// When an encoder should take the newest frame for the snapshot expected next, so its
+    /// JPEG is ready when the request comes (CLOCK_MONOTONIC); nil when none is expected.
+    private var encodeAheadAt: Double?
+    /// The generation of the newest JPEG made ahead of a request, and whether one took it.
+    private var madeAhead: (generation: UInt64, taken: Bool)?
     /// The video stage's run while it wants every frame; nil when no one wants video.
     private var videoRun: UInt64?
     private var nextID: UInt64 = 0
@@ -73,6 +81,15 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// Frames an encoder finished too late to send: another encoder of the pool had
         /// delivered a newer one, or the device was lost meanwhile.
         var framesOutrun = 0
+        /// Snapshots answered at once from a JPEG already made (ahead of a poll, for a
+        /// stream, or for another snapshot), without waiting for an encode.
+        var snapshotsReady = 0
+        /// JPEGs made ahead of a poll expected at the learned period (`SnapshotCadence`),
+        /// and those of them no request took (the client stopped, or came too late).
+        var encodesAhead = 0
+        var encodesAheadUnused = 0
+        /// The period snapshots come at while they come steadily, filled in by `snapshot`.
+        var pollPeriod: Double?
 
         /// The mean of the recent encode times, in seconds; nil before the first encode.
         var meanEncodeSeconds: Double? {
@@ -89,7 +106,15 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         condition.lock()
         defer { condition.unlock() }
         return encodesEveryFrame || !subscribers.isEmpty || !waiters.isEmpty || !rawWaiters.isEmpty || videoRun != nil
-            || now - lastDemand < Self.warmSeconds
+            || now - lastDemand < Self.warmSeconds || encodeAheadAt.map { now >= $0 - pixelLead } == true
+    }
+
+    /// How long before an encode ahead of a poll the capture thread starts keeping pixels,
+    /// so the newest frame is there when the encoder comes for it: two frame intervals.
+    /// Must be called with `condition` held.
+    private var pixelLead: Double {
+        let rate = rateMeter.rate
+        return rate > 0 ? max(0.1, 2 / rate) : 0.5
     }
 
     /// Replaces the latest raw frame (called by the capture thread; never blocks on consumers).
@@ -170,12 +195,26 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         condition.lock()
         defer { condition.unlock() }
         while !closed && epoch == runEpoch {
-            let wanted = encodesEveryFrame || !subscribers.isEmpty || !waiters.isEmpty
-            if wanted, rawGeneration > claimedGeneration, let frame = latestRaw {
+            let now = Self.monotonicNow()
+            let asked = encodesEveryFrame || !subscribers.isEmpty || !waiters.isEmpty
+            let ahead = encodeAheadAt.map { now >= $0 } == true
+            if asked || ahead, rawGeneration > claimedGeneration, let frame = latestRaw {
                 claimedGeneration = rawGeneration
+                if ahead {
+                    encodeAheadAt = nil
+                    if !asked {
+                        counters.encodesAhead += 1
+                        if madeAhead?.taken == false { counters.encodesAheadUnused += 1 }
+                        madeAhead = (rawGeneration, false)
+                    }
+                }
                 return (frame, rawGeneration)
             }
-            condition.wait()
+            if let due = encodeAheadAt, due > now {
+                _ = condition.wait(until: Date(timeIntervalSinceNow: due - now))
+            } else {
+                condition.wait()
+            }
         }
         return nil
     }
@@ -202,11 +241,13 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         counters.encodeHistogram.record(encoded.encodeSeconds)
         if counters.encodeSeconds.count > 256 { counters.encodeSeconds.removeFirst(128) }
         latestEncoded = encoded
+        latestEncodedGeneration = generation
         var ready: [CheckedContinuation<EncodedFrame, any Error>] = []
         for (id, waiter) in waiters where encoded.monotonicTime >= waiter.notBefore && !encoded.overlaidOnly {
             ready.append(waiter.continuation)
             waiters[id] = nil
         }
+        if !ready.isEmpty, madeAhead?.generation == generation { madeAhead?.taken = true }
         lastDemand = Self.monotonicNow()
         for subscriber in subscribers.values { subscriber.yield(encoded) }
         condition.unlock()
@@ -217,9 +258,10 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     /// The newest encoded frame captured at or after `notBefore` (CLOCK_MONOTONIC),
     /// waiting for the encoder if there is none yet; fails after `timeout`.
-    func frame(notBefore: Double, timeout: Duration) async throws -> EncodedFrame {
+    /// `poll` marks a client's snapshot request, whose period is learned (`SnapshotCadence`).
+    func frame(notBefore: Double, timeout: Duration, poll: Bool = false) async throws -> EncodedFrame {
         let id: UInt64
-        switch freshFrame(notBefore: notBefore) {
+        switch freshFrame(notBefore: notBefore, poll: poll) {
         case .ready(let encoded): return encoded
         case .closed: throw SessionError.shuttingDown
         case .wait(let waiterID): id = waiterID
@@ -293,14 +335,47 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         waiter?.continuation.resume(throwing: error)
     }
 
-    private func freshFrame(notBefore: Double) -> Freshness {
+    private func freshFrame(notBefore: Double, poll: Bool) -> Freshness {
         condition.lock()
         defer { condition.unlock() }
-        lastPlainDemand = Self.monotonicNow()
-        if let encoded = latestEncoded, encoded.monotonicTime >= notBefore, !encoded.overlaidOnly { return .ready(encoded) }
+        let now = Self.monotonicNow()
+        lastPlainDemand = now
+        if poll { anticipateNextPoll(after: now) }
+        if let encoded = latestEncoded, encoded.monotonicTime >= notBefore, !encoded.overlaidOnly {
+            if poll { counters.snapshotsReady += 1 }
+            if madeAhead?.generation == latestEncodedGeneration { madeAhead?.taken = true }
+            return .ready(encoded)
+        }
         if closed { return .closed }
         nextID &+= 1
         return .wait(nextID)
+    }
+
+    /// Learns the period of snapshot requests and, when they come steadily, has the next
+    /// one's JPEG made just before it is due: an encode (with room for its jitter) and a
+    /// few milliseconds early. While frames are encoded anyway (streams, `encode_every_frame`)
+    /// there is nothing to make ahead. Must be called with `condition` held.
+    private func anticipateNextPoll(after now: Double) {
+        cadence.record(now)
+        guard let due = cadence.nextDue, !encodesEveryFrame, subscribers.isEmpty else {
+            encodeAheadAt = nil
+            return
+        }
+        let lead = 1.5 * (counters.meanEncodeSeconds ?? 0.01) + Self.aheadMargin
+        encodeAheadAt = due - lead
+        condition.broadcast()  // an encoder waiting without a deadline now has one
+    }
+
+    /// How much earlier than needed a JPEG ahead of a poll is made, for the request's jitter.
+    static let aheadMargin = 0.005
+
+    /// Whether snapshots come at a steady period and their JPEGs are made ahead of them (a
+    /// snapshot may then be answered from a frame an encode older than otherwise), and the
+    /// mean of the recent encode times.
+    var pollAnticipation: (steady: Bool, meanEncode: Double?) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (cadence.period != nil && !encodesEveryFrame && subscribers.isEmpty, counters.meanEncodeSeconds)
     }
 
     private func addWaiter(_ id: UInt64, _ waiter: Waiter) {
@@ -385,6 +460,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         defer { condition.unlock() }
         var now = counters
         now.measuredFPS = rateMeter.rate
+        now.pollPeriod = cadence.period
         return now
     }
 
@@ -400,6 +476,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         // Frames from before a restart were made with other settings: never serve them.
         latestRaw = nil
         latestEncoded = nil
+        encodeAheadAt = nil
+        madeAhead = nil
         // Generations keep counting across runs, so nothing from an earlier run looks newer.
         claimedGeneration = rawGeneration
         deliveredGeneration = rawGeneration
@@ -430,6 +508,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         condition.lock()
         closed = true
         epoch &+= 1
+        encodeAheadAt = nil
         rateMeter.reset()
         counters.lastFrameMonotonic = nil
         let failed = waiters.values.map(\.continuation), failedRaw = rawWaiters.values.map(\.continuation)

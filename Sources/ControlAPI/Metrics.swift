@@ -41,6 +41,12 @@ enum Metrics {
         family("camd_device_errors_total", "counter", "Device errors: disconnects, stream failures, stalls.",
                perCamera { Double($0.errors) })
         family("camd_stream_clients", "gauge", "Connected live stream clients.", perCamera { Double($0.streamClients) })
+        family("camd_snapshots_answered_ready_total", "counter", "Snapshots answered at once from a JPEG already made.",
+               perCamera { Double($0.snapshots.answeredReady) })
+        family("camd_snapshots_made_ahead_total", "counter", "JPEGs made just before a steadily polling client's request was due.",
+               perCamera { Double($0.snapshots.madeAhead) })
+        family("camd_snapshots_made_ahead_unused_total", "counter", "JPEGs made ahead of a poll that no request took.",
+               perCamera { Double($0.snapshots.madeAheadUnused) })
         family("camd_capture_fps", "gauge", "Measured capture rate.", perCamera { $0.measuredFPS })
         family("camd_video_running", "gauge", "1 while the H.264 stage runs (something wants video).",
                perCamera { $0.video.running ? 1 : 0 })

@@ -41,8 +41,12 @@ public final class RawStreamClient: @unchecked Sendable {  // used by one task a
 
     deinit { close(fd) }
 
-    /// Reads what arrives at `clients` for `seconds`, all from this thread.
-    public static func read(_ clients: [RawStreamClient], for seconds: Double) {
+    /// Reads what arrives at `clients` for `seconds`, on a thread of its own (`onOwnThread`).
+    public static func read(_ clients: [RawStreamClient], for seconds: Double) async {
+        _ = try? await onOwnThread { readBlocking(clients, for: seconds) }
+    }
+
+    private static func readBlocking(_ clients: [RawStreamClient], for seconds: Double) {
         let end = Date().addingTimeInterval(seconds)
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while Date() < end {

@@ -24,14 +24,14 @@ extension VividCaptureTests {
             let port = try #require(client.port)
             let path = root + "-live.mp4"
             defer { try? FileManager.default.removeItem(atPath: path) }
-            let errors = try await BlockingIO.run {
+            let errors = try await onOwnThread {
                 try Players.run("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-i", "http://127.0.0.1:\(port)/v1/cameras/vivid/video",
                                                     "-t", "5", "-c", "copy", "-y", path]).errors
             }
             #expect(errors == "")
             let captured = await session.status().measuredFPS * 5
-            #expect(try await BlockingIO.run { try Players.decodeErrors(path) } == "")
-            let frames = try await BlockingIO.run { try Players.frames(path) }
+            #expect(try await onOwnThread { try Players.decodeErrors(path) } == "")
+            let frames = try await onOwnThread { try Players.frames(path) }
             #expect(frames.first?.isKeyframe == true)
             #expect(Double(frames.count) >= 0.9 * captured, "\(frames.count) frames in 5 s; the camera captured \(captured)")
             #expect(zip(frames, frames.dropFirst()).allSatisfy { $1.time > $0.time }, "timestamps go forward")

@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import camdclient  # noqa: E402
 import subprocess  # noqa: E402
-from camdclient import Camd, call, camera_status, proc_stats  # noqa: E402
+from camdclient import Camd, call, camera_status, columns, proc_stats  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -76,9 +76,7 @@ def main():
     print(f"camd recording on the synthetic source, {args.seconds:.0f} s each (commit {commit}, {os.cpu_count()} cores)")
     header = ["size", "fps", "ms CPU/frame capturing", "ms CPU/frame recording", "H.264 stage ms/frame",
               "encoder", "RSS before MiB", "peak RSS MiB", "Mbit/s"]
-    widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
-    for row in [header] + rows:
-        print("  ".join(str(cell).rjust(width) for cell, width in zip(row, widths)))
+    columns([header] + rows)
 
 
 if __name__ == "__main__":

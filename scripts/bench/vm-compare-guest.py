@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import daemon as bench  # noqa: E402  (scripts/bench/daemon.py: CPU, percentiles, stream phase)
 import camdclient  # noqa: E402
 from camdclient import Camd, MultipartStream, call, camera_status  # noqa: E402
+from livestream import LiveMP4Stream, request as live_request  # noqa: E402
 
 DEV = "/dev/video0"
 SIZE, FORMAT, FPS, QUALITY, SKIP = "640x480", "YUYV", 25, 85, 5
@@ -146,6 +147,7 @@ def ustreamer_snapshots(n, gap, warmup=5):
 
 def ustreamer_stream(pid, window, warmup=3.0):
     counter = MultipartStream()  # counts parts in counter.frames
+    received = [0]
     stop = threading.Event()
     s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
     s.sendall(b"GET /stream HTTP/1.1\r\nHost: localhost\r\n\r\n")
@@ -161,13 +163,14 @@ def ustreamer_stream(pid, window, warmup=3.0):
                 return
             if not data:
                 return
+            received[0] += len(data)
             counter.feed(data)
 
     t = threading.Thread(target=reader, daemon=True)
     t.start()
     try:
         time.sleep(warmup)
-        p0, c0, t0 = counter.frames, bench.cpu_seconds(pid), time.time()
+        p0, c0, t0, b0 = counter.frames, bench.cpu_seconds(pid), time.time(), received[0]
         fps_samples = []
         end = t0 + window
         while time.time() < end:
@@ -177,7 +180,7 @@ def ustreamer_stream(pid, window, warmup=3.0):
                 fps_samples.append(st["source"]["captured_fps"])
             except (OSError, KeyError, ValueError):
                 pass
-        p1, c1, t1 = counter.frames, bench.cpu_seconds(pid), time.time()
+        p1, c1, t1, b1 = counter.frames, bench.cpu_seconds(pid), time.time(), received[0]
     finally:
         stop.set()
         t.join(5)
@@ -185,11 +188,11 @@ def ustreamer_stream(pid, window, warmup=3.0):
     wall, frames, cpu = t1 - t0, p1 - p0, c1 - c0
     mean_fps = statistics.mean(fps_samples) if fps_samples else float("nan")
     return {"wall": wall, "cpu": cpu, "delivered": frames, "captured_fps_state": mean_fps,
-            "frames_from_state": mean_fps * wall, "encoded": frames,
+            "frames_from_state": mean_fps * wall, "encoded": frames, "bytes_per_second": (b1 - b0) / wall,
             "cpu_per_encoded_ms": cpu / frames * 1000 if frames else float("nan")}
 
 
-def ustreamer_phase(args):
+def ustreamer_phase(args, stream_only=False):
     reset_fps()
     cmd = ["ustreamer", "-d", DEV, "-r", SIZE, "-m", FORMAT, "-f", str(FPS), "-q", str(QUALITY),
            "-s", "127.0.0.1", "-p", str(PORT), "--exit-on-parent-death"]
@@ -212,6 +215,9 @@ def ustreamer_phase(args):
         out["state"] = st
         out["device_fps"] = device_fps()
         log(f"ustreamer running: captured_fps {st['source']['captured_fps']}, encoder {st.get('encoder')}, vivid at {out['device_fps']} fps")
+        if stream_only:
+            out["stream"] = ustreamer_stream(proc.pid, args.window)
+            return out
         c0, t0 = bench.cpu_seconds(proc.pid), time.time()
         time.sleep(args.idle)
         out["idle"] = {"cpu_pct": (bench.cpu_seconds(proc.pid) - c0) / (time.time() - t0) * 100,
@@ -344,6 +350,184 @@ def record_phase(args):
     return out
 
 
+# ---------------------------------------------------------------- live H.264: camd vs ffmpeg -f mpegts vs µStreamer's MJPEG
+
+def live_phase(args):
+    """CPU per delivered frame and bytes a second of a live stream from vivid: camd's live
+    H.264 (`GET /v1/cameras/vivid/video`, one client reading it on the Unix socket), the
+    same from `ffmpeg -f v4l2 ... -c:v libx264 -f mpegts` (same encoder settings), and
+    µStreamer's MJPEG /stream at quality 85. The emulated CPU encodes H.264 well under 25
+    fps, so each is counted per frame delivered."""
+    out = {}
+    camd = Camd(binary=args.camd, workdir=f"{WORK}/live", size=SIZE, fps=FPS, camera_id="vivid", log_level="warning")
+    with open(camd.config, "w") as f:
+        f.write(f'[daemon]\nsocket = "{camd.sock}"\nsocket_group = ""\nphoto_folder = "{camd.photos}"\n'
+                f'log_level = "warning"\n\n[[camera]]\nid = "vivid"\ndevice = "{DEV}"\nformat = "{FORMAT}"\n'
+                f'size = "{SIZE}"\nfps = {FPS}\n[camera.video]\nencoder = "libx264"\n')
+    reset_fps()
+    camd.start(timeout=120)
+    stream, frames, stop = LiveMP4Stream(), [], threading.Event()
+    sock = camdclient.connect(camd.sock)
+    sock.sendall(live_request("vivid"))
+    sock.settimeout(0.5)
+
+    def reader():
+        while not stop.is_set():
+            try:
+                data = sock.recv(1 << 18)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            if not data:
+                return
+            frames.extend(stream.feed(data, time.time()))
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    try:
+        time.sleep(8)  # past the encoder's start and the first keyframe
+        n0, b0, c0, t0 = len(frames), stream.received, bench.cpu_seconds(camd.pid), time.time()
+        time.sleep(args.window)
+        n1, b1, c1, t1 = len(frames), stream.received, bench.cpu_seconds(camd.pid), time.time()
+        window = frames[n0:n1]
+        latencies = [(f.arrival - f.capture) * 1000 for f in window if f.capture]
+        out["camd"] = {"cpu": c1 - c0, "frames": n1 - n0, "cpu_per_frame_ms": 1000 * (c1 - c0) / max(n1 - n0, 1),
+                       "bytes_per_second": (b1 - b0) / (t1 - t0), "fps": (n1 - n0) / (t1 - t0),
+                       "latency_p50_ms": bench.percentile(latencies, 50) if latencies else None}
+    finally:
+        stop.set()
+        thread.join(5)
+        sock.close()
+        camd.stop()
+    log(f"camd live: {out['camd']}")
+    reset_fps()
+    clip = f"{WORK}/ffmpeg.ts"
+    start = os.times()
+    ff = run(["ffmpeg", "-nostdin", "-v", "error", "-f", "v4l2", "-input_format", "yuyv422", "-video_size", SIZE,
+              "-framerate", str(FPS), "-i", DEV, "-t", str(args.window), "-c:v", "libx264", "-preset", "veryfast",
+              "-tune", "zerolatency", "-crf", "23", "-g", str(2 * FPS), "-pix_fmt", "yuv420p", "-f", "mpegts", "-y", clip],
+             timeout=int(args.window * 20 + 120))
+    end = os.times()
+    # MPEG-TS lists the stream once per program too: the first number is the count.
+    count = int((run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                      "stream=nb_read_frames", "-of", "csv=p=0", clip], timeout=300).stdout.split() or ["0"])[0])
+    cpu = (end.children_user - start.children_user) + (end.children_system - start.children_system)
+    out["ffmpeg"] = {"cpu": cpu, "frames": count, "cpu_per_frame_ms": 1000 * cpu / max(count, 1),
+                     "bytes_per_second": os.path.getsize(clip) / args.window, "errors": ff.stderr[-300:]}
+    log(f"ffmpeg live: {out['ffmpeg']}")
+    u = ustreamer_phase(args, stream_only=True)
+    out["ustreamer"] = {"cpu": u["stream"]["cpu"], "frames": u["stream"]["delivered"],
+                        "cpu_per_frame_ms": u["stream"]["cpu_per_encoded_ms"],
+                        "bytes_per_second": u["stream"]["bytes_per_second"]}
+    log(f"ustreamer MJPEG: {out['ustreamer']}")
+    return out
+
+
+# ---------------------------------------------------------------- polling clients: camd vs µStreamer
+
+POLL_PERIODS = ((0.5, 40), (2.0, 15))  # (seconds between requests, requests)
+
+
+def poll_client(target, path, period, count, pid, age_of, idle):
+    """A client that asks for a snapshot every `period` s on a fixed schedule (as Home
+    Assistant, OctoPrint and Moonraker poll), then stops: each answer's time, the frame's
+    age when the answer arrived, the daemon's CPU per request over the polling, and its
+    CPU for `idle` s after the client stopped."""
+    times, ages, errors = [], [], 0
+    c0, t0 = bench.cpu_seconds(pid), time.monotonic()
+    due = t0 + period
+    for _ in range(count):
+        time.sleep(max(0.0, due - time.monotonic()))
+        due += period
+        started = time.perf_counter()
+        try:
+            code, headers, body = call(target, "GET", path, timeout=10)
+        except OSError:
+            errors += 1
+            continue
+        took = (time.perf_counter() - started) * 1000
+        if code != 200 or not body.startswith(b"\xff\xd8"):
+            errors += 1
+            continue
+        times.append(took)
+        age = age_of(dict(headers))
+        if age is not None:
+            ages.append(age)
+    c1, t1 = bench.cpu_seconds(pid), time.monotonic()
+    time.sleep(idle)
+    c2, t2 = bench.cpu_seconds(pid), time.monotonic()
+    return {"period": period, "n": len(times), "errors": errors, "p50": bench.percentile(times, 50),
+            "p99": bench.percentile(times, 99), "age_p50": bench.percentile(ages, 50),
+            "cpu_per_request_ms": (c1 - c0) / max(len(times), 1) * 1000, "cpu_pct": (c1 - c0) / (t1 - t0) * 100,
+            "idle_cpu_pct": (c2 - c1) / (t2 - t1) * 100}
+
+
+def camd_age(headers):
+    capture = next((v for k, v in headers.items() if k.lower() == "x-capture-time"), None)
+    return (time.time() - float(capture)) * 1000 if capture else None
+
+
+def ustreamer_age(headers):
+    # µStreamer's grab time is CLOCK_MONOTONIC (get_now_monotonic), like time.monotonic()
+    grab = next((v for k, v in headers.items() if "grab" in k.lower()), None)
+    return (time.monotonic() - float(grab)) * 1000 if grab else None
+
+
+def vm_hwm_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
+
+
+def poll_phase(args):
+    """camd as it ships against µStreamer, each polled every 0.5 s and every 2 s."""
+    out = {"camd": {}, "ustreamer": {}}
+    camd = Camd(binary=args.camd, workdir=f"{WORK}/poll", size=SIZE, fps=FPS, camera_id="vivid", log_level="warning")
+    with open(camd.config, "w") as f:
+        f.write(f'[daemon]\nsocket = "{camd.sock}"\nsocket_group = ""\nphoto_folder = "{camd.photos}"\n'
+                f'log_level = "warning"\n\n[[camera]]\nid = "vivid"\ndevice = "{DEV}"\nformat = "{FORMAT}"\n'
+                f'size = "{SIZE}"\nfps = {FPS}\nquality = {QUALITY}\n')
+    reset_fps()
+    camd.start(timeout=120)
+    try:
+        time.sleep(3)
+        for period, count in POLL_PERIODS:
+            out["camd"][period] = poll_client(camd.sock, "/v1/cameras/vivid/snapshot", period, count, camd.pid, camd_age,
+                                              args.idle)
+            out["camd"][period]["status"] = camera_status(camd.sock, "vivid").get("snapshots")
+            log(f"camd polled every {period} s: {out['camd'][period]}")
+        out["camd"]["hwm_kib"] = vm_hwm_kib(camd.pid)
+    finally:
+        camd.stop()
+    reset_fps()
+    cmd = ["ustreamer", "-d", DEV, "-r", SIZE, "-m", FORMAT, "-f", str(FPS), "-q", str(QUALITY),
+           "-s", "127.0.0.1", "-p", str(PORT), "--exit-on-parent-death"]
+    with open(os.path.join(args.out, "ustreamer-poll.log"), "w") as logf:
+        proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                try:
+                    if ustreamer_state()["source"]["captured_fps"] > 0:
+                        break
+                except (OSError, KeyError, ValueError):
+                    pass
+                time.sleep(0.5)
+            time.sleep(3)
+            for period, count in POLL_PERIODS:
+                out["ustreamer"][period] = poll_client(("127.0.0.1", PORT), "/snapshot", period, count, proc.pid,
+                                                       ustreamer_age, args.idle)
+                log(f"ustreamer polled every {period} s: {out['ustreamer'][period]}")
+            out["ustreamer"]["hwm_kib"] = vm_hwm_kib(proc.pid)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    return out
+
+
 # ---------------------------------------------------------------- main
 
 def main():
@@ -357,6 +541,8 @@ def main():
     ap.add_argument("--idle", type=float, default=10)
     ap.add_argument("--cold-only", action="store_true", help="only camctl vs fswebcam")
     ap.add_argument("--record-only", action="store_true", help="only camd's recording vs ffmpeg -f v4l2 with libx264")
+    ap.add_argument("--live-only", action="store_true", help="only camd's live H.264 vs ffmpeg -f mpegts and µStreamer's MJPEG")
+    ap.add_argument("--poll-only", action="store_true", help="only camd vs µStreamer polled every 0.5 s and every 2 s")
     args = ap.parse_args()
     os.makedirs(WORK, exist_ok=True)
     os.chdir(WORK)
@@ -371,6 +557,10 @@ def main():
             run([b, "--help"], timeout=120)
         if args.record_only:
             res["record"] = record_phase(args)
+        elif args.live_only:
+            res["live"] = live_phase(args)
+        elif args.poll_only:
+            res["poll"] = poll_phase(args)
         else:
             if not args.cold_only:
                 res["camd"] = camd_phase(args)
@@ -454,6 +644,41 @@ def report(res):
             f"{c['cpu_per_frame_ms'] / f['cpu_per_frame_ms']:>11.2f}",
             f"{'frames in the window':<36} {c['frames']:>10} {f['frames']:>10}",
         ]
+    live = res.get("live")
+    if live:
+        c, f, u = live["camd"], live["ffmpeg"], live["ustreamer"]
+        lines += [
+            "",
+            "live video from vivid: camd's H.264 over HTTP, ffmpeg's H.264 in MPEG-TS (libx264 veryfast, zerolatency, crf 23,"
+            " keyframe every 2 s), µStreamer's MJPEG at quality 85",
+            f"{'':<30} {'camd':>10} {'ffmpeg':>10} {'µStreamer':>10} {'camd/ffmpeg':>11} {'camd/µS':>8}",
+            f"{'CPU ms per delivered frame':<30} {c['cpu_per_frame_ms']:>10.1f} {f['cpu_per_frame_ms']:>10.1f} "
+            f"{u['cpu_per_frame_ms']:>10.1f} {c['cpu_per_frame_ms'] / f['cpu_per_frame_ms']:>11.2f} "
+            f"{c['cpu_per_frame_ms'] / u['cpu_per_frame_ms']:>8.2f}",
+            f"{'KB per second':<30} {c['bytes_per_second'] / 1000:>10.1f} {f['bytes_per_second'] / 1000:>10.1f} "
+            f"{u['bytes_per_second'] / 1000:>10.1f} {c['bytes_per_second'] / f['bytes_per_second']:>11.2f} "
+            f"{c['bytes_per_second'] / u['bytes_per_second']:>8.2f}",
+            f"{'frames in the window':<30} {c['frames']:>10} {f['frames']:>10} {u['frames']:>10}",
+            f"camd's capture-to-client latency p50: {c['latency_p50_ms']} ms",
+        ]
+    poll = res.get("poll")
+    if poll:
+        c, u = poll["camd"], poll["ustreamer"]
+        lines += ["", "a client polling /snapshot on a fixed schedule (camd as shipped; µStreamer encodes every frame)",
+                  f"{'':<40} {'camd':>10} {'µStreamer':>10} {'camd/µS':>8}"]
+        for period, _ in POLL_PERIODS:
+            a, b = c.get(period), u.get(period)
+            if not a or not b:
+                continue
+            for label, key in (("answer time p50, ms", "p50"), ("answer time p99, ms", "p99"), ("frame age at answer p50, ms", "age_p50"),
+                               ("CPU ms per request", "cpu_per_request_ms"), ("CPU % idle after the client stops", "idle_cpu_pct")):
+                ratio = a[key] / b[key] if b[key] else float("nan")
+                lines.append(f"{f'every {period:g} s: ' + label:<40} {a[key]:>10.1f} {b[key]:>10.1f} {ratio:>8.2f}")
+            lines.append(f"{f'every {period:g} s: answered / errors':<40} {a['n']:>6}/{a['errors']:<3} {b['n']:>6}/{b['errors']:<3}")
+            lines.append(f"  camd status.snapshots after it: {a.get('status')}")
+        if "hwm_kib" in c and "hwm_kib" in u:
+            lines.append(f"{'peak RSS (VmHWM), MiB':<40} {c['hwm_kib'] / 1024:>10.1f} {u['hwm_kib'] / 1024:>10.1f} "
+                         f"{c['hwm_kib'] / u['hwm_kib']:>8.2f}")
     cold = res.get("cold")
     if cold:
         a, b = cold["camctl"], cold["fswebcam"]

@@ -67,6 +67,14 @@ def table(rows, title=None):
     sys.stdout.flush()
 
 
+def columns(rows):
+    """Prints rows (the first a header) as right-aligned columns."""
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(str(cell).rjust(width) for cell, width in zip(row, widths)))
+    sys.stdout.flush()
+
+
 def wait_for(predicate, timeout, step=0.25):
     """True once predicate() is true (exceptions count as not yet), False after `timeout` s."""
     deadline = time.time() + timeout

@@ -1,0 +1,67 @@
+@testable import CaptureSession
+import Foundation
+import Testing
+import VideoCore
+
+/// Polling clients are answered from a JPEG made just before their request is due.
+@Suite struct SnapshotCadenceTests {
+    @Test func aSteadyPeriodIsLearnedFromFourRequests() {
+        var cadence = SnapshotCadence()
+        for time in [10.0, 10.5, 11.0] { cadence.record(time) }
+        #expect(cadence.nextDue == nil, "three requests are two periods: not yet believed")
+        cadence.record(11.52)
+        #expect(cadence.period == 0.5)
+        #expect(abs((cadence.nextDue ?? 0) - 12.02) < 1e-9)
+        // Requests that come together (two clients at once) count as one.
+        cadence.record(11.53)
+        #expect(cadence.period == 0.5)
+    }
+
+    @Test func requestsAtNoSteadyPeriodGiveNoPrediction() {
+        var irregular = SnapshotCadence()
+        for time in [0.0, 0.5, 1.6, 1.9] { irregular.record(time) }
+        #expect(irregular.nextDue == nil)
+        var tooFast = SnapshotCadence()
+        for time in [0.0, 0.03, 0.06, 0.09] { tooFast.record(time) }
+        #expect(tooFast.nextDue == nil, "a burst is not a poll")
+        var tooSlow = SnapshotCadence()
+        for time in [0.0, 700, 1400, 2100] { tooSlow.record(time) }
+        #expect(tooSlow.nextDue == nil)
+    }
+
+    /// A client polling every 0.5 s: after the period is learned, each request is answered
+    /// from the JPEG made just before it, whose frame is at most about an interval and an
+    /// encode old; once the client stops, nothing more is encoded but the one JPEG made
+    /// for the request that never came.
+    @Test func aPollingClientIsAnsweredFromAJPEGMadeAheadAndAStoppedOneCostsNothing() async throws {
+        let session = CaptureSession(settings: CameraSettings(id: "poll", device: FrameSources.syntheticName,
+                                                              size: FrameSize(width: 640, height: 480), fps: 30))
+        await session.start()
+        let period = 0.5, interval = 1.0 / 30
+        let start = FrameHub.monotonicNow() + 0.1
+        var ages: [Double] = []
+        for index in 0..<12 {
+            let due = start + Double(index) * period
+            let wait = due - FrameHub.monotonicNow()
+            if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+            let asked = FrameHub.monotonicNow()
+            let frame = try await session.snapshot()
+            if index >= 6 { ages.append(asked - frame.monotonicTime) }
+        }
+        let polled = await session.status()
+        #expect(polled.snapshots.pollPeriod.map { abs($0 - period) < 0.1 } ?? true, "\(polled.snapshots)")
+        try await Task.sleep(for: .seconds(1.5))
+        let after = await session.status()
+        await session.stop()
+
+        // Eight requests after the four that teach the period; a loaded machine (the whole
+        // suite in parallel on two cores) delays some past the period's tolerance, and the
+        // period is learned again from the next four.
+        #expect(polled.snapshots.madeAhead >= 3, "\(polled.snapshots)")
+        #expect(polled.snapshots.answeredReady >= 3, "requests answered from a JPEG made before they came: \(polled.snapshots)")
+        let encode = (polled.encodeMilliseconds ?? 0) / 1000
+        #expect(ages.allSatisfy { $0 <= interval + 3 * encode + 0.03 }, "frame ages at the request: \(ages)")
+        #expect(after.framesEncoded - polled.framesEncoded <= 1, "the stopped client cost at most the JPEG made for it")
+        #expect(after.snapshots.madeAheadUnused <= 1, "\(after.snapshots)")
+    }
+}
