@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Instructions camd spends per request, counted by valgrind's callgrind: prints figures.
+
+    scripts/bench/callgrind.py [--camd .build-bench/release/camd] [--requests 200]
+
+Starts camd under `valgrind --tool=callgrind --instr-atstart=no` on the synthetic
+source (320x240, 5 fps, so the capture thread is nearly idle), and for each kind of
+request turns instrumentation on (`callgrind_control -i on`), sends the requests one
+connection after another on the Unix socket, turns it off and dumps the counts:
+
+  status     GET /v1/status
+  snapshot   GET /v1/cameras/synth/snapshot?max_age_ms=600000, answered from the JPEG
+             already made (one snapshot before makes it; none of these encodes)
+
+An idle window as long as the requests took is counted the same way and taken off,
+so what is left is the requests' own work (HTTP, routing, the answer). Instructions,
+not seconds: the count is the same whatever else the machine does. Nothing is
+asserted; the closing notes and docs/performance.md keep the figures.
+"""
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import camdclient  # noqa: E402
+from camdclient import Camd, call, columns  # noqa: E402
+
+
+def control(pid, *args):
+    subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True, timeout=120)
+
+
+def counted(pid, outdir, work):
+    """Instructions (Ir) the process ran while `work()` ran, and the seconds it took."""
+    before = set(glob.glob(os.path.join(outdir, "callgrind.out*")))
+    control(pid, "-z")
+    control(pid, "-i", "on")
+    started = time.monotonic()
+    work()
+    took = time.monotonic() - started
+    control(pid, "-i", "off")
+    control(pid, "-d")
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        dumps = set(glob.glob(os.path.join(outdir, "callgrind.out*"))) - before
+        if dumps:
+            time.sleep(0.5)
+            with open(sorted(dumps)[-1]) as f:
+                for line in f:
+                    m = re.match(r"(totals):\s+(\d+)", line)
+                    if m:
+                        return int(m.group(2)), took
+        time.sleep(0.2)
+    raise RuntimeError("callgrind wrote no dump")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--camd", default=None)
+    parser.add_argument("--requests", type=int, default=200)
+    args = parser.parse_args()
+    outdir = tempfile.mkdtemp(prefix="camd-callgrind-")
+    # valgrind 3.19 cannot read the DWARF 5 of Swift 6's builds and gives up: a copy without
+    # debug information (function names stay) is what it counts.
+    source = args.camd or camdclient.default_camd()
+    binary = os.path.join(outdir, "camd")
+    subprocess.run(["objcopy", "--strip-debug", source, binary], check=True)
+    camd = Camd(binary=binary, size="320x240", fps=5, log_level="warning",
+                wrapper=["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                         f"--callgrind-out-file={outdir}/callgrind.out.%p"])
+    camd.start(timeout=300)
+    rows = []
+    try:
+        snapshot = f"/v1/cameras/{camd.camera}/snapshot?max_age_ms=600000"
+        code, _, _ = call(camd.sock, "GET", snapshot, timeout=120)
+        assert code == 200, code
+        for _ in range(10):  # warm: first requests allocate what later ones reuse
+            call(camd.sock, "GET", "/v1/status", timeout=60)
+            call(camd.sock, "GET", snapshot, timeout=60)
+        for name, path in (("status", "/v1/status"), ("snapshot (ready JPEG)", snapshot)):
+            def requests(path=path):
+                for _ in range(args.requests):
+                    code, _, _ = call(camd.sock, "GET", path, timeout=60)
+                    assert code == 200, f"{path}: {code}"
+            busy, took = counted(camd.proc.pid, outdir, requests)
+            idle, _ = counted(camd.proc.pid, outdir, lambda took=took: time.sleep(took))
+            rows.append([name, args.requests, f"{busy / args.requests:,.0f}", f"{idle / args.requests:,.0f}",
+                         f"{(busy - idle) / args.requests:,.0f}"])
+    finally:
+        camd.stop(timeout=120)
+    commit = subprocess.run(["git", "-C", camdclient.REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    print(f"instructions per request, callgrind ({camdclient.describe_binary(source)} without its debug information,"
+          f" commit {commit})")
+    columns([["request", "requests", "Ir/request", "idle Ir/request", "request's own Ir"]] + rows)
+
+
+if __name__ == "__main__":
+    main()
