@@ -34,7 +34,7 @@ def bars(jpeg):
 
     image = Image.open(io.BytesIO(jpeg)).convert("RGB")
     w, h = image.size
-    return image.size, bar_colours(image.getpixel, 0, 0, w, h)
+    return image.size, bar_colours(lambda x, y: image.getpixel((x, y)), 0, 0, w, h)
 
 
 def bars_ok(colours, tolerance=10):
