@@ -659,7 +659,7 @@ def report(res):
             f"{u['bytes_per_second'] / 1000:>10.1f} {c['bytes_per_second'] / f['bytes_per_second']:>11.2f} "
             f"{c['bytes_per_second'] / u['bytes_per_second']:>8.2f}",
             f"{'frames in the window':<30} {c['frames']:>10} {f['frames']:>10} {u['frames']:>10}",
-            f"camd's capture-to-client latency p50: {c['latency_p50_ms']} ms",
+            f"camd's capture-to-client latency p50: {c['latency_p50_ms']:.1f} ms" if c['latency_p50_ms'] else "",
         ]
     poll = res.get("poll")
     if poll:
