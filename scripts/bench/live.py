@@ -31,28 +31,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import camdclient  # noqa: E402
-from camdclient import Camd, camera_status, columns, connect, proc_stats  # noqa: E402
-from livestream import LiveMP4Stream, request  # noqa: E402
-
-
-class Client:
-    def __init__(self, camd, rcvbuf=None):
-        self.sock = connect(camd.sock, rcvbuf=rcvbuf)
-        self.sock.sendall(request(camd.camera))
-        self.sock.setblocking(False)
-        self.stream = LiveMP4Stream()
-        self.frames = []
-        self.paused = False
-
-    def read(self, now):
-        try:
-            data = self.sock.recv(1 << 20)
-        except BlockingIOError:
-            return True
-        if not data:
-            return False
-        self.frames += self.stream.feed(data, now)
-        return True
+from camdclient import Camd, camera_status, columns, proc_stats  # noqa: E402
+from livestream import LiveClient as Client  # noqa: E402
 
 
 def pump(clients, seconds, on_second=None):

@@ -145,29 +145,40 @@ def ustreamer_snapshots(n, gap, warmup=5):
             "age_p50": bench.percentile(ages, 50), "age_p99": bench.percentile(ages, 99), "headers": first_headers}
 
 
-def ustreamer_stream(pid, window, warmup=3.0):
-    counter = MultipartStream()  # counts parts in counter.frames
-    received = [0]
-    stop = threading.Event()
-    s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
-    s.sendall(b"GET /stream HTTP/1.1\r\nHost: localhost\r\n\r\n")
-    s.settimeout(0.5)
+def read_in_thread(sock, on_data, stop):
+    """Reads `sock` on a thread of its own until `stop` is set or the peer closes,
+    handing each piece to `on_data(data)`; returns the started thread."""
+    sock.settimeout(0.5)
 
     def reader():
         while not stop.is_set():
             try:
-                data = s.recv(1 << 18)
+                data = sock.recv(1 << 18)
             except socket.timeout:
                 continue
             except OSError:
                 return
             if not data:
                 return
-            received[0] += len(data)
-            counter.feed(data)
+            on_data(data)
 
-    t = threading.Thread(target=reader, daemon=True)
-    t.start()
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    return thread
+
+
+def ustreamer_stream(pid, window, warmup=3.0):
+    counter = MultipartStream()  # counts parts in counter.frames
+    received = [0]
+    stop = threading.Event()
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    s.sendall(b"GET /stream HTTP/1.1\r\nHost: localhost\r\n\r\n")
+
+    def on_data(data):
+        received[0] += len(data)
+        counter.feed(data)
+
+    t = read_in_thread(s, on_data, stop)
     try:
         time.sleep(warmup)
         p0, c0, t0, b0 = counter.frames, bench.cpu_seconds(pid), time.time(), received[0]
@@ -369,22 +380,7 @@ def live_phase(args):
     stream, frames, stop = LiveMP4Stream(), [], threading.Event()
     sock = camdclient.connect(camd.sock)
     sock.sendall(live_request("vivid"))
-    sock.settimeout(0.5)
-
-    def reader():
-        while not stop.is_set():
-            try:
-                data = sock.recv(1 << 18)
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            if not data:
-                return
-            frames.extend(stream.feed(data, time.time()))
-
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
+    thread = read_in_thread(sock, lambda data: frames.extend(stream.feed(data, time.time())), stop)
     try:
         time.sleep(8)  # past the encoder's start and the first keyframe
         n0, b0, c0, t0 = len(frames), stream.received, bench.cpu_seconds(camd.pid), time.time()

@@ -10,9 +10,10 @@ library only, so it runs in the VMs too.
 """
 import bisect
 import struct
+import time
 from collections import namedtuple
 
-from camdclient import Dechunker, _head
+from camdclient import Dechunker, _head, connect
 
 # capture: wall-clock seconds (prft); arrival: `now` of the read that brought the
 # fragment's first byte; decode: seconds on the stream's timeline; size: moof + mdat bytes.
@@ -161,3 +162,33 @@ class LiveMP4Stream:
 def request(camera):
     """The raw request for a camera's live H.264, for clients that read the socket themselves."""
     return f"GET /v1/cameras/{camera}/video HTTP/1.1\r\nHost: camd\r\n\r\n".encode()
+
+
+class LiveClient:
+    """A client of a camera's live H.264 on a non-blocking socket, for a selector loop:
+    `read(now)` takes what arrived, adds the frames it completed to `frames` (counted only,
+    with `keep=False`) and answers False once camd closed the stream."""
+
+    def __init__(self, camd, rcvbuf=None, keep=True):
+        self.sock = connect(camd.sock, rcvbuf=rcvbuf)
+        self.sock.sendall(request(camd.camera))
+        self.sock.setblocking(False)
+        self.stream = LiveMP4Stream()
+        self.keep = keep
+        self.frames = [] if keep else 0
+        self.paused = False
+        self.added = time.time()
+
+    def read(self, now):
+        try:
+            data = self.sock.recv(1 << 20)
+        except BlockingIOError:
+            return True
+        if not data:
+            return False
+        got = self.stream.feed(data, now)
+        if self.keep:
+            self.frames += got
+        else:
+            self.frames += len(got)
+        return True

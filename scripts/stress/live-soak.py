@@ -21,29 +21,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 from camdclient import Camd, Suite, camera_status, connect, proc_stats  # noqa: E402
-from livestream import LiveMP4Stream, request  # noqa: E402
-
-
-class Client:
-    def __init__(self, camd, rcvbuf=None):
-        self.sock = connect(camd.sock, rcvbuf=rcvbuf)
-        self.sock.sendall(request(camd.camera))
-        self.sock.setblocking(False)
-        self.stream = LiveMP4Stream()
-        self.frames = 0
-        self.paused = False
-        self.added = time.time()
-        self.frames_at_sample = 0
-
-    def read(self, now):
-        try:
-            data = self.sock.recv(1 << 20)
-        except BlockingIOError:
-            return True
-        if not data:
-            return False
-        self.frames += len(self.stream.feed(data, now))
-        return True
+from livestream import LiveClient  # noqa: E402
 
 
 def main():
@@ -60,7 +38,8 @@ def main():
     samples = []
     try:
         def add(rcvbuf=None):
-            client = Client(camd, rcvbuf)
+            client = LiveClient(camd, rcvbuf, keep=False)
+            client.frames_at_sample = 0
             selector.register(client.sock, selectors.EVENT_READ, client)
             return client
 
