@@ -68,15 +68,21 @@ def load_vivid():
 
 # ---------------------------------------------------------------- camd
 
+def vivid_camd(args, name, camera_extra=""):
+    """A camd of our own on vivid (camdclient's scratch config with vivid for testsrc),
+    in the guest's /run/bench/NAME; `camera_extra` goes at the end of its [[camera]]."""
+    camd = Camd(binary=args.camd, workdir=f"{WORK}/{name}", size=SIZE, fps=FPS, camera_id="vivid", log_level="warning")
+    with open(camd.config, "w") as f:
+        f.write(f'[daemon]\nsocket = "{camd.sock}"\nsocket_group = ""\nphoto_folder = "{camd.photos}"\n'
+                f'log_level = "warning"\n\n[[camera]]\nid = "vivid"\ndevice = "{DEV}"\nformat = "{FORMAT}"\n'
+                f'size = "{SIZE}"\nfps = {FPS}\nquality = {QUALITY}\n{camera_extra}')
+    return camd
+
+
 def camd_phase(args, every_frame=False):
     """camd as it ships (encodes only what is asked for), or with encode_every_frame = true (as µStreamer works)."""
     name = "camd-every" if every_frame else "camd"
-    camd = Camd(binary=args.camd, workdir=f"{WORK}/{name}", size=SIZE, fps=FPS, camera_id="vivid", log_level="warning")
-    with open(camd.config, "w") as f:  # the same scratch config as camdclient's, on vivid instead of testsrc
-        f.write(f'[daemon]\nsocket = "{camd.sock}"\nsocket_group = ""\nphoto_folder = "{camd.photos}"\n'
-                f'log_level = "warning"\n\n[[camera]]\nid = "vivid"\ndevice = "{DEV}"\nformat = "{FORMAT}"\n'
-                f'size = "{SIZE}"\nfps = {FPS}\nquality = {QUALITY}\n'
-                + ("encode_every_frame = true\n" if every_frame else ""))
+    camd = vivid_camd(args, name, "encode_every_frame = true\n" if every_frame else "")
     reset_fps()
     out = {}
     try:
@@ -203,11 +209,13 @@ def ustreamer_stream(pid, window, warmup=3.0):
             "cpu_per_encoded_ms": cpu / frames * 1000 if frames else float("nan")}
 
 
-def ustreamer_phase(args, stream_only=False):
+def ustreamer_phase(args, then=None, log_name="ustreamer.log"):
+    """µStreamer on vivid, once it captures: idle CPU, snapshots and a stream client, or
+    instead `then(proc, out)` (another phase's measurements of it)."""
     reset_fps()
     cmd = ["ustreamer", "-d", DEV, "-r", SIZE, "-m", FORMAT, "-f", str(FPS), "-q", str(QUALITY),
            "-s", "127.0.0.1", "-p", str(PORT), "--exit-on-parent-death"]
-    logf = open(os.path.join(args.out, "ustreamer.log"), "w")
+    logf = open(os.path.join(args.out, log_name), "w")
     proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     out = {"command": " ".join(cmd)}
     try:
@@ -226,8 +234,8 @@ def ustreamer_phase(args, stream_only=False):
         out["state"] = st
         out["device_fps"] = device_fps()
         log(f"ustreamer running: captured_fps {st['source']['captured_fps']}, encoder {st.get('encoder')}, vivid at {out['device_fps']} fps")
-        if stream_only:
-            out["stream"] = ustreamer_stream(proc.pid, args.window)
+        if then:
+            then(proc, out)
             return out
         c0, t0 = bench.cpu_seconds(proc.pid), time.time()
         time.sleep(args.idle)
@@ -325,11 +333,7 @@ def record_phase(args):
     crf 23, a keyframe every 2 s), both reading vivid at 640x480 YUYV 25 fps for `window` s.
     The emulated CPU encodes well under 25 fps, so each is counted per frame it wrote."""
     out = {}
-    camd = Camd(binary=args.camd, workdir=f"{WORK}/record", size=SIZE, fps=FPS, camera_id="vivid", log_level="warning")
-    with open(camd.config, "w") as f:
-        f.write(f'[daemon]\nsocket = "{camd.sock}"\nsocket_group = ""\nphoto_folder = "{camd.photos}"\n'
-                f'log_level = "warning"\n\n[[camera]]\nid = "vivid"\ndevice = "{DEV}"\nformat = "{FORMAT}"\n'
-                f'size = "{SIZE}"\nfps = {FPS}\n[camera.video]\nencoder = "libx264"\n')
+    camd = vivid_camd(args, "record", '[camera.video]\nencoder = "libx264"\n')
     camd.start(timeout=120)
     try:
         time.sleep(3)
@@ -370,11 +374,7 @@ def live_phase(args):
     µStreamer's MJPEG /stream at quality 85. The emulated CPU encodes H.264 well under 25
     fps, so each is counted per frame delivered."""
     out = {}
-    camd = Camd(binary=args.camd, workdir=f"{WORK}/live", size=SIZE, fps=FPS, camera_id="vivid", log_level="warning")
-    with open(camd.config, "w") as f:
-        f.write(f'[daemon]\nsocket = "{camd.sock}"\nsocket_group = ""\nphoto_folder = "{camd.photos}"\n'
-                f'log_level = "warning"\n\n[[camera]]\nid = "vivid"\ndevice = "{DEV}"\nformat = "{FORMAT}"\n'
-                f'size = "{SIZE}"\nfps = {FPS}\n[camera.video]\nencoder = "libx264"\n')
+    camd = vivid_camd(args, "live", '[camera.video]\nencoder = "libx264"\n')
     reset_fps()
     camd.start(timeout=120)
     stream, frames, stop = LiveMP4Stream(), [], threading.Event()
@@ -412,7 +412,8 @@ def live_phase(args):
     out["ffmpeg"] = {"cpu": cpu, "frames": count, "cpu_per_frame_ms": 1000 * cpu / max(count, 1),
                      "bytes_per_second": os.path.getsize(clip) / args.window, "errors": ff.stderr[-300:]}
     log(f"ffmpeg live: {out['ffmpeg']}")
-    u = ustreamer_phase(args, stream_only=True)
+    u = ustreamer_phase(args, then=lambda proc, out: out.update(stream=ustreamer_stream(proc.pid, args.window)),
+                        log_name="ustreamer-live.log")
     out["ustreamer"] = {"cpu": u["stream"]["cpu"], "frames": u["stream"]["delivered"],
                         "cpu_per_frame_ms": u["stream"]["cpu_per_encoded_ms"],
                         "bytes_per_second": u["stream"]["bytes_per_second"]}
@@ -478,11 +479,7 @@ def vm_hwm_kib(pid):
 def poll_phase(args):
     """camd as it ships against µStreamer, each polled every 0.5 s and every 2 s."""
     out = {"camd": {}, "ustreamer": {}}
-    camd = Camd(binary=args.camd, workdir=f"{WORK}/poll", size=SIZE, fps=FPS, camera_id="vivid", log_level="warning")
-    with open(camd.config, "w") as f:
-        f.write(f'[daemon]\nsocket = "{camd.sock}"\nsocket_group = ""\nphoto_folder = "{camd.photos}"\n'
-                f'log_level = "warning"\n\n[[camera]]\nid = "vivid"\ndevice = "{DEV}"\nformat = "{FORMAT}"\n'
-                f'size = "{SIZE}"\nfps = {FPS}\nquality = {QUALITY}\n')
+    camd = vivid_camd(args, "poll")
     reset_fps()
     camd.start(timeout=120)
     try:
@@ -495,32 +492,15 @@ def poll_phase(args):
         out["camd"]["hwm_kib"] = vm_hwm_kib(camd.pid)
     finally:
         camd.stop()
-    reset_fps()
-    cmd = ["ustreamer", "-d", DEV, "-r", SIZE, "-m", FORMAT, "-f", str(FPS), "-q", str(QUALITY),
-           "-s", "127.0.0.1", "-p", str(PORT), "--exit-on-parent-death"]
-    with open(os.path.join(args.out, "ustreamer-poll.log"), "w") as logf:
-        proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        try:
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                try:
-                    if ustreamer_state()["source"]["captured_fps"] > 0:
-                        break
-                except (OSError, KeyError, ValueError):
-                    pass
-                time.sleep(0.5)
-            time.sleep(3)
-            for period, count in POLL_PERIODS:
-                out["ustreamer"][period] = poll_client(("127.0.0.1", PORT), "/snapshot", period, count, proc.pid,
-                                                       ustreamer_age, args.idle)
-                log(f"ustreamer polled every {period} s: {out['ustreamer'][period]}")
-            out["ustreamer"]["hwm_kib"] = vm_hwm_kib(proc.pid)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+
+    def polled(proc, _):
+        for period, count in POLL_PERIODS:
+            out["ustreamer"][period] = poll_client(("127.0.0.1", PORT), "/snapshot", period, count, proc.pid,
+                                                   ustreamer_age, args.idle)
+            log(f"ustreamer polled every {period} s: {out['ustreamer'][period]}")
+        out["ustreamer"]["hwm_kib"] = vm_hwm_kib(proc.pid)
+
+    ustreamer_phase(args, then=polled, log_name="ustreamer-poll.log")
     return out
 
 
