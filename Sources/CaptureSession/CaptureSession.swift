@@ -16,7 +16,7 @@ public actor CaptureSession {
     private var reason: String?
     private let hub = FrameHub()
     /// The H.264 stage: runs only while a recording (or a live client) wants video.
-    let video: VideoStage
+    private let video: VideoStage
     private let live: LiveVideo
     private let hlsWindow: HLSWindow
     /// What the camera's `MovieRecorder` last reported, for status.
@@ -314,9 +314,10 @@ public actor CaptureSession {
         return hub.subscribe()
     }
 
-    /// Adds a consumer of the camera's H.264 (a recording); the camera is started for it if
-    /// it is not running, and kept running while the consumer stays.
-    func addVideoConsumer(_ consumer: any VideoConsumer) async throws(SessionError) -> UInt64 {
+    /// Adds a consumer of the camera's H.264 (a recording, an RTSP client); the camera is
+    /// started for it if it is not running, and kept running while the consumer stays. Its
+    /// stream begins at a keyframe asked for now. Returns the id to remove it with.
+    public func addVideoConsumer(_ consumer: any VideoConsumer) async throws(SessionError) -> UInt64 {
         lastUse = .now
         try await ensureRunning()
         video.setFrameRate(configuration?.interval?.fps ?? settings.fps)
@@ -344,9 +345,16 @@ public actor CaptureSession {
         return hlsWindow
     }
 
-    func removeVideoConsumer(_ id: UInt64) {
+    /// Removes a consumer (its `end` is called); the last one stops the encoder.
+    public func removeVideoConsumer(_ id: UInt64) {
         video.remove(id)
         lastUse = .now
+    }
+
+    /// Asks the encoder for a keyframe at the next frame: a consumer that dropped packets
+    /// (its client fell behind) can start again from it.
+    public nonisolated func requestVideoKeyframe() {
+        video.requestKeyframe()
     }
 
     /// Whether a snapshot or stream asked for now would be served, without starting the

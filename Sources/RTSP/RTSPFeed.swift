@@ -40,6 +40,12 @@ final class RTSPFeed: VideoConsumer, @unchecked Sendable {  // mutable state is 
         var framesSent = 0
         var bytesSent = 0
         var framesDropped = 0
+
+        mutating func add(_ other: Counters) {
+            framesSent += other.framesSent
+            bytesSent += other.bytesSent
+            framesDropped += other.framesDropped
+        }
     }
 
     /// Takes over a reference to `source`, which `close()` gives back.
@@ -63,9 +69,9 @@ final class RTSPFeed: VideoConsumer, @unchecked Sendable {  // mutable state is 
     func join() {
         Task {
             do throws(SessionError) {
-                let id = try await session.joinVideo(self)
+                let id = try await session.addVideoConsumer(self)
                 let stillWanted = joined(as: id)
-                if !stillWanted { await session.leaveVideo(id) }  // the client left while this joined
+                if !stillWanted { await session.removeVideoConsumer(id) }  // the client left while this joined
             } catch {
                 logger.error("RTSP client of \(session.id): \(error.description)")
                 endOfStream()
@@ -93,7 +99,7 @@ final class RTSPFeed: VideoConsumer, @unchecked Sendable {  // mutable state is 
         if let ending { gst_object_unref(ending) }
         if let id {
             let session = self.session
-            Task { await session.leaveVideo(id) }
+            Task { await session.removeVideoConsumer(id) }
         }
     }
 
