@@ -61,12 +61,7 @@ final class RTSPMount: @unchecked Sendable {  // `feeds` is guarded by `lock`; t
         lock.lock()
         defer { lock.unlock() }
         var totals = departed
-        for feed in feeds.values {
-            let counters = feed.snapshot
-            totals.framesSent += counters.framesSent
-            totals.bytesSent += counters.bytesSent
-            totals.framesDropped += counters.framesDropped
-        }
+        for feed in feeds.values { totals.add(feed.snapshot) }
         return totals
     }
 
@@ -102,11 +97,7 @@ final class RTSPMount: @unchecked Sendable {  // `feeds` is guarded by `lock`; t
     private func remove(_ media: UnsafeMutablePointer<GstRTSPMedia>) {
         lock.lock()
         let feed = feeds.removeValue(forKey: UInt(bitPattern: media))
-        if let counters = feed?.snapshot {
-            departed.framesSent += counters.framesSent
-            departed.bytesSent += counters.bytesSent
-            departed.framesDropped += counters.framesDropped
-        }
+        if let counters = feed?.snapshot { departed.add(counters) }
         lock.unlock()
         feed?.close()
     }
