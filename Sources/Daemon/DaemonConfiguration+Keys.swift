@@ -47,18 +47,17 @@ extension DaemonConfiguration {
             throw SettingError(.invalidValue, key: "read_only_group",
                                "is the same as socket_group (\"\(group)\"), whose members may change everything; choose another group or leave read_only_group out")
         }
-        if let listen = tcpListen, let (host, _) = Self.hostAndPort(of: listen), !Self.isLoopback(host: host), tcpToken == nil {
-            throw SettingError(.missingKey, key: "tcp",
-                               "listens on \(host), which other machines can reach, so daemon.tcp_token is required: add tcp_token = \"<secret>\" under [daemon] (for example from `openssl rand -hex 32`), or listen on 127.0.0.1")
-        }
-        try checkRTSP()
+        try requireToken(key: "tcp", listen: tcpListen)
+        try requireToken(key: "rtsp", listen: rtspListen,
+                         use: " (RTSP clients send it as their password, rtsp://camd:<token>@host:port/<camera-id>)")
     }
 
-    /// Checks what the RTSP server needs of the other keys: off loopback, a token.
-    private func checkRTSP() throws(SettingError) {
-        guard let listen = rtspListen, let (host, _) = Self.hostAndPort(of: listen), !Self.isLoopback(host: host), tcpToken == nil else { return }
-        throw SettingError(.missingKey, key: "rtsp",
-                           "listens on \(host), which other machines can reach, so daemon.tcp_token is required (RTSP clients send it as their password, rtsp://camd:<token>@host:port/<camera-id>): add tcp_token = \"<secret>\" under [daemon] (for example from `openssl rand -hex 32`), or listen on 127.0.0.1")
+    /// A listener that other machines can reach (`tcp`, `rtsp`) needs `tcp_token`; `use`
+    /// says how that listener's clients send it.
+    private func requireToken(key: String, listen: String?, use: String = "") throws(SettingError) {
+        guard let listen, let (host, _) = Self.hostAndPort(of: listen), !Self.isLoopback(host: host), tcpToken == nil else { return }
+        throw SettingError(.missingKey, key: key,
+                           "listens on \(host), which other machines can reach, so daemon.tcp_token is required\(use): add tcp_token = \"<secret>\" under [daemon] (for example from `openssl rand -hex 32`), or listen on 127.0.0.1")
     }
 
     @Sendable private static func socketProblem(_ path: String) -> String? {
