@@ -371,11 +371,13 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     /// Whether snapshots come at a steady period and their JPEGs are made ahead of them (a
     /// snapshot may then be answered from a frame an encode older than otherwise), and the
-    /// mean of the recent encode times.
+    /// mean of the recent encode times where a snapshot's age allows for it (made ahead, or
+    /// every frame encoded); otherwise nil, and the encode times are not read.
     var pollAnticipation: (steady: Bool, meanEncode: Double?) {
         condition.lock()
         defer { condition.unlock() }
-        return (cadence.period != nil && !encodesEveryFrame && subscribers.isEmpty, counters.meanEncodeSeconds)
+        let steady = cadence.period != nil && !encodesEveryFrame && subscribers.isEmpty
+        return (steady, steady || encodesEveryFrame ? counters.meanEncodeSeconds : nil)
     }
 
     private func addWaiter(_ id: UInt64, _ waiter: Waiter) {
