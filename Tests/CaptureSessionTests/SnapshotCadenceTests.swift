@@ -64,6 +64,8 @@ import VideoCore
         let encode = (polled.encodeMilliseconds ?? 0) / 1000
         #expect(ages.allSatisfy { $0 <= interval + 3 * encode + 0.03 }, "frame ages at the request: \(ages)")
         #expect(after.framesEncoded - polled.framesEncoded <= 1, "the stopped client cost at most the JPEG made for it")
-        #expect(after.snapshots.madeAheadUnused <= 1, "\(after.snapshots)")
+        // Only what came after the client stopped: under load a late request may already have
+        // left a JPEG unused while it was polling.
+        #expect(after.snapshots.madeAhead - polled.snapshots.madeAhead <= 1, "\(polled.snapshots) -> \(after.snapshots)")
     }
 }
