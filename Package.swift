@@ -70,7 +70,7 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
-        ], swiftSettings: strict),
+        ], resources: [.embedInCode("Web/www")], swiftSettings: strict),
         // A small blocking client on the Unix socket for camctl, on NIO's HTTP/1.1 codec.
         .target(name: "Client", dependencies: [
             "VideoCore",

@@ -66,6 +66,7 @@ public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
     addLiveVideoRoutes(v1, services)
     addTimelapseRoutes(v1, services)
     addLivePageRoutes(router, services)
+    addWebRoutes(router, services)
     router.get("metrics") { _, _ in try await Metrics.response(services) }
     routes.fill(from: router)
     return router

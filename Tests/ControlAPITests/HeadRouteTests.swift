@@ -39,6 +39,7 @@ import VideoCore
             }
             for route in getRoutes {
                 let uri = route.replacingOccurrences(of: "timelapses/{id}", with: "timelapses/\(job)")
+                    .replacingOccurrences(of: "assets/{name}", with: "assets/camd-icon.svg")
                     .replacingOccurrences(of: "{id}", with: "synth").replacingOccurrences(of: "{name}", with: saved)
                     // The HLS playlist's route comes first and waits for the first segment, which is then kept.
                     .replacingOccurrences(of: "{media}", with: "0.m4s")

@@ -8,24 +8,6 @@ enum LivePage {
     static let scriptPath = "/assets/camd-live.js"
     static let iconPath = "/assets/camd-icon.svg"
 
-    /// The tab's icon: without one a browser asks for /favicon.ico, and its 404 is an error
-    /// in the page's console on every visit.
-    static let icon = """
-        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">\
-        <rect x="1" y="4" width="10" height="8" rx="1.5" fill="#3b82c4"/><path d="M11 7.2 15 5v6l-4-2.2z" fill="#3b82c4"/>\
-        </svg>
-
-        """
-
-    /// Only camd's own script, camd's own media and fetches to camd: a page that could be
-    /// made to show someone else's markup still runs nothing else.
-    static let securityHeaders: HTTPFields = [
-        HTTPField.Name("Content-Security-Policy")!: "default-src 'none'; script-src 'self'; connect-src 'self'; "
-            + "media-src 'self' blob:; img-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'",
-        HTTPField.Name("X-Content-Type-Options")!: "nosniff",
-        HTTPField.Name("Referrer-Policy")!: "no-referrer",
-    ]
-
     static func html(camera: String, mjpegOnly: Bool) -> String {
         let id = escape(camera)
         return """
@@ -80,22 +62,10 @@ func addLivePageRoutes(_ router: Router<CamdRequestContext>, _ services: APIServ
         guard mode == nil || mode == "mjpeg" || mode == "auto" else {
             throw APIError.badRequest("mode must be auto or mjpeg; got \"\(mode ?? "")\"", code: "bad_parameter")
         }
-        var headers = LivePage.securityHeaders
+        var headers = WebAssets.securityHeaders
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.cacheControl] = "no-cache"
         return Response(status: .ok, headers: headers,
                         body: .init(byteBuffer: ByteBuffer(string: LivePage.html(camera: session.id, mjpegOnly: mode == "mjpeg"))))
-    }
-    router.get(RouterPath(LivePage.scriptPath)) { _, _ in
-        var headers = LivePage.securityHeaders
-        headers[.contentType] = "text/javascript; charset=utf-8"
-        headers[.cacheControl] = "no-cache"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: LivePlayerScript.source)))
-    }
-    router.get(RouterPath(LivePage.iconPath)) { _, _ in
-        var headers = LivePage.securityHeaders
-        headers[.contentType] = "image/svg+xml"
-        headers[.cacheControl] = "max-age=86400"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: LivePage.icon)))
     }
 }

@@ -1,15 +1,13 @@
-/// The live view's script, served at `/assets/camd-live.js`: plays a camera's H.264
-/// (`/v1/cameras/{id}/video`) through Media Source Extensions, and falls back to the MJPEG
-/// stream where the browser cannot. Plain JavaScript shipped inside camd: no build step,
-/// no CDN, nothing fetched from outside, so it works on a machine that is offline.
-///
-/// It keeps the picture at the live edge (a tab that was in the background, or a slow
-/// network, jumps forward rather than playing old frames), trims what it has played so
-/// memory stays flat, and connects again after an ended stream (a camera stopped or
-/// reconfigured) with a growing pause. `window.camdLive[camera]` tells tests and people
-/// what it does: `mode` ("mse", "mjpeg"), `state` and the last `error`.
-enum LivePlayerScript {
-    static let source = #"""
+// The live view's script, served at `/assets/camd-live.js`: plays a camera's H.264
+// (`/v1/cameras/{id}/video`) through Media Source Extensions, and falls back to the MJPEG
+// stream where the browser cannot. Plain JavaScript shipped inside camd: no build step,
+// no CDN, nothing fetched from outside, so it works on a machine that is offline.
+//
+// It keeps the picture at the live edge (a tab that was in the background, or a slow
+// network, jumps forward rather than playing old frames), trims what it has played so
+// memory stays flat, and connects again after an ended stream (a camera stopped or
+// reconfigured) with a growing pause. `window.camdLive[camera]` tells tests and people
+// what it does: `mode` ("mse", "mjpeg"), `state` and the last `error`.
 'use strict';
 (function () {
   const H264 = 'video/mp4; codecs="avc1.42E01E"';
@@ -112,5 +110,3 @@ enum LivePlayerScript {
 
   document.querySelectorAll('.camd-live').forEach(start);
 })();
-"""#
-}
