@@ -37,7 +37,7 @@ public enum Players {
         process.standardOutput = output
         process.standardError = FileHandle(forWritingAtPath: errorPath)
         try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let out = output.fileHandleForReading.readAll()
         process.waitUntilExit()
         let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
         return (String(decoding: out, as: UTF8.self), errors.trimmingCharacters(in: .whitespacesAndNewlines), process.terminationStatus)

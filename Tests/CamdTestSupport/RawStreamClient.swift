@@ -17,7 +17,10 @@ public final class RawStreamClient: @unchecked Sendable {  // used by one task a
     /// Connects to 127.0.0.1:`port` and sends `GET path`. `receiveBuffer` sets SO_RCVBUF
     /// before connecting, which fixes the TCP window: camd's writes block once it is full.
     public init(port: Int, path: String, receiveBuffer: Int? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Stored only once connected: a throwing init after every property is set runs
+        // deinit, which would close the descriptor a second time (and maybe another
+        // test's, reopened under the same number meanwhile).
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         if var size = receiveBuffer.map(Int32.init) {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -34,6 +37,7 @@ public final class RawStreamClient: @unchecked Sendable {  // used by one task a
             close(fd)
             throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
         }
+        self.fd = fd
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
         _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)

@@ -34,7 +34,7 @@ public enum TestPhotos {
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return nil }
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        let output = pipe.fileHandleForReading.readAll()
         process.waitUntilExit()
         return Int(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }

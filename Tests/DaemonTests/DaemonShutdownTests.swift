@@ -1,3 +1,4 @@
+import CamdTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -164,7 +165,7 @@ struct RunningDaemon {
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: errors.fileHandleForReading.readAll(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, stderr)
     }
@@ -263,6 +264,11 @@ final class TestConnection: Sendable {
 
     init(_ endpoint: Endpoint) throws {
         self.endpoint = endpoint
+        // The descriptor is stored only once connected: a throwing init after every property
+        // is set runs deinit, which would close it a second time, and by then the number may
+        // be another test's pipe or socket (a read of it failed with EAGAIN and killed the
+        // test process).
+        let fd: Int32
         switch endpoint {
         case .unix(let path):
             fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -286,6 +292,7 @@ final class TestConnection: Sendable {
         }
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        self.fd = fd
     }
 
     deinit { close(fd) }

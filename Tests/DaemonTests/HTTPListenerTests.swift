@@ -111,7 +111,8 @@ private final class RawUnixClient: Sendable {
     let fd: Int32
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        // Stored only once connected, so a failed init does not close it twice (deinit).
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -129,6 +130,7 @@ private final class RawUnixClient: Sendable {
         }
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        self.fd = fd
     }
 
     deinit { close(fd) }

@@ -1,4 +1,5 @@
 @testable import Daemon
+import CamdTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -28,7 +29,7 @@ import Glibc
         child.standardOutput = output
         child.standardError = output
         try child.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: output.fileHandleForReading.readAll(), as: UTF8.self)
         child.waitUntilExit()
         #expect(child.terminationStatus == 0, "the probe failed:\n\(text.suffix(2000))")
         #expect(text.contains("frameSizedBuffersStayMappedAfterALargerBlockIsFreed") && text.contains("passed"),

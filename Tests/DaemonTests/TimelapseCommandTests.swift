@@ -1,3 +1,4 @@
+import CamdTestSupport
 import Client
 import Foundation
 import JPEG
@@ -84,7 +85,7 @@ import Glibc
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline, !(try Self.aJobIsUnderWay(client)) { Thread.sleep(forTimeInterval: 0.02) }
             kill(process.processIdentifier, SIGINT)
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let text = String(decoding: errors.fileHandleForReading.readAll(), as: UTF8.self)
             process.waitUntilExit()
             return (process.terminationStatus, text)
         }

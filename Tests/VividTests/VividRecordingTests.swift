@@ -1,3 +1,4 @@
+import CamdTestSupport
 import CaptureSession
 import Foundation
 import JPEG
@@ -18,8 +19,8 @@ extension VividCaptureTests {
         process.standardOutput = out
         process.standardError = errors
         try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stdout = out.fileHandleForReading.readAll()
+        let stderr = String(decoding: errors.fileHandleForReading.readAll(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, stdout, stderr)
     }
