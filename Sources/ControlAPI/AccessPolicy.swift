@@ -1,3 +1,4 @@
+import APIModel
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -11,7 +12,9 @@ import Glibc
 /// with a read-only group (given access to the socket by an ACL entry), camd
 /// checks each request's SO_PEERCRED: members of the full-access group, root and
 /// camd's own user may change things, read-only members may only read (GET/HEAD).
-/// Over TCP, a bearer token is required when one is configured.
+/// Over TCP, when `tcp_token` is configured, every request needs credentials
+/// (`Credentials`): `tcp_token` may do everything, `tcp_view_token` only read, and a
+/// browser's session cookie what the token it signed in with may.
 ///
 /// What a browser could send is checked before any credential (`checkSite`): every web
 /// page the user opens also reaches loopback, so the TCP listener answers only the host
@@ -21,14 +24,18 @@ public struct AccessPolicy: Sendable {
     public var fullAccessGroup: UInt32?
     public var readOnlyGroup: UInt32?
     public var tcpToken: String?
+    /// A second token that may only read (GET and HEAD) and sign in and out.
+    public var tcpViewToken: String?
     /// Host names, besides IP literals and `localhost`, that the TCP listener answers to
     /// (`tcp_hosts`, and the name in `tcp` when it is one), lowercased.
     public var tcpHosts: Set<String>
 
-    public init(fullAccessGroup: UInt32? = nil, readOnlyGroup: UInt32? = nil, tcpToken: String? = nil, tcpHosts: [String] = []) {
+    public init(fullAccessGroup: UInt32? = nil, readOnlyGroup: UInt32? = nil, tcpToken: String? = nil,
+                tcpViewToken: String? = nil, tcpHosts: [String] = []) {
         self.fullAccessGroup = fullAccessGroup
         self.readOnlyGroup = readOnlyGroup
         self.tcpToken = tcpToken
+        self.tcpViewToken = tcpViewToken
         self.tcpHosts = Set(tcpHosts.map { Self.normalized(host: $0) })
     }
 
@@ -123,28 +130,98 @@ public struct AccessPolicy: Sendable {
         case deny(status: Int, code: String, message: String)
     }
 
-    /// Decides one request from facts alone (tested without sockets).
-    public func decide(method: String, overTCP: Bool, authorization: String?, peer: PeerCredentials?, peerGroups: [UInt32]) -> Decision {
+    /// Why a caller may do nothing at all: a 401 (no or wrong credentials) or a 403.
+    public struct Refusal: Error, Equatable, Sendable {
+        public var status: Int
+        public var code: String
+        public var message: String
+    }
+
+    /// The challenge of every 401 the access check sends: a browser asks for a user name and
+    /// password (any name; the token as the password) and sends them as Basic.
+    public static let challenge = "Basic realm=\"camd\""
+
+    /// Whether the TCP listener asks for credentials at all.
+    public var tcpNeedsCredentials: Bool { tcpToken != nil || tcpViewToken != nil }
+
+    /// What a token gives over TCP: everything for `tcp_token`, reading for `tcp_view_token`,
+    /// nil for anything else. Both are compared every time, in constant time.
+    public func access(forToken given: String) -> AccessLevel? {
+        let full = tcpToken.map { Self.constantTimeEqual(given, $0) } ?? false
+        let view = tcpViewToken.map { Self.constantTimeEqual(given, $0) } ?? false
+        return full ? .full : view ? .view : nil
+    }
+
+    /// Who the caller is, from facts alone (tested without sockets): over TCP, what its token
+    /// or session gives; on the Unix socket, what its groups give (SO_PEERCRED).
+    public func identify(overTCP: Bool, credentials: Credentials, session: SessionStore.Session?,
+                         peer: PeerCredentials?, peerGroups: [UInt32]) -> Result<AccessLevel, Refusal> {
         if overTCP {
-            guard let token = tcpToken else { return .allow }
-            guard let given = authorization, given.hasPrefix("Bearer "), Self.constantTimeEqual(String(given.dropFirst(7)), token) else {
-                return .deny(status: 401, code: "unauthorized", message: "this TCP listener needs `Authorization: Bearer <tcp_token>`")
-            }
-            return .allow
+            guard tcpNeedsCredentials else { return .success(.full) }
+            if let token = credentials.token, let access = access(forToken: token) { return .success(access) }
+            // A session lasts only while the token it was made with still gives what it gave.
+            if let session, access(forToken: session.token) == session.access { return .success(session.access) }
+            return .failure(Refusal(status: 401, code: "unauthorized", message: tcpCredentialsMessage(credentials)))
         }
-        guard let readOnlyGroup else { return .allow }
+        guard let readOnlyGroup else { return .success(.full) }
         guard let peer else {
-            return .deny(status: 403, code: "forbidden", message: "camd could not tell who is connected (no SO_PEERCRED)")
+            return .failure(Refusal(status: 403, code: "forbidden", message: "camd could not tell who is connected (no SO_PEERCRED)"))
         }
-        if peer.uid == 0 || peer.uid == getuid() { return .allow }
+        if peer.uid == 0 || peer.uid == getuid() { return .success(.full) }
         let groups = Set(peerGroups + [peer.gid])
-        if let full = fullAccessGroup, groups.contains(full) { return .allow }
-        if groups.contains(readOnlyGroup) {
-            if method == "GET" || method == "HEAD" { return .allow }
+        if let full = fullAccessGroup, groups.contains(full) { return .success(.full) }
+        if groups.contains(readOnlyGroup) { return .success(.view) }
+        return .failure(Refusal(status: 403, code: "forbidden", message: "uid \(peer.uid) is in neither the full-access nor the read-only group"))
+    }
+
+    private func tcpCredentialsMessage(_ credentials: Credentials) -> String {
+        let what = credentials.token != nil ? "the token sent is neither tcp_token nor tcp_view_token"
+            : credentials.sessionName != nil ? "the session cookie is signed out or expired (or camd restarted)"
+            : "no credentials were sent"
+        return "\(what): this TCP listener needs `Authorization: Bearer <token>`, Basic authentication with the token as the password "
+            + "(any user name: http://camd:TOKEN@host:port/...), or a session from POST /v1/session"
+    }
+
+    /// Decides one request: who the caller is, then whether what it asks is open to it.
+    public func decide(method: String, path: String, overTCP: Bool, _ identity: Result<AccessLevel, Refusal>,
+                       peer: PeerCredentials? = nil) -> Decision {
+        switch identity {
+        case .failure(let refusal):
+            // Signing in and the sign-in page's own files need no credentials, or no one could sign in.
+            if overTCP, Self.isOpen(method: method, path: path) { return .allow }
+            return .deny(status: refusal.status, code: refusal.code, message: refusal.message)
+        case .success(.full):
+            return .allow
+        case .success(.view):
+            if Self.viewerMay(method: method, path: path) { return .allow }
+            if overTCP {
+                return .deny(status: 403, code: "read_only",
+                             message: "tcp_view_token may only watch (GET and HEAD); \(method) \(path) changes things: send tcp_token instead (Authorization: Bearer <tcp_token>, or sign in with it at POST /v1/session)")
+            }
             return .deny(status: 403, code: "read_only",
-                         message: "uid \(peer.uid) is in the read-only group; \(method) changes things, which needs the full-access group")
+                         message: "uid \(peer?.uid ?? 0) is in the read-only group; \(method) changes things, which needs the full-access group")
         }
-        return .deny(status: 403, code: "forbidden", message: "uid \(peer.uid) is in neither the full-access nor the read-only group")
+    }
+
+    /// Decides one request from its `Authorization` header and session (tests, and callers without a `Request`).
+    public func decide(method: String, path: String = "", overTCP: Bool, authorization: String?, session: SessionStore.Session? = nil,
+                       peer: PeerCredentials?, peerGroups: [UInt32]) -> Decision {
+        let credentials = Credentials(token: authorization.flatMap(Credentials.token(fromAuthorization:)))
+        return decide(method: method, path: path, overTCP: overTCP,
+                      identify(overTCP: overTCP, credentials: credentials, session: session, peer: peer, peerGroups: peerGroups), peer: peer)
+    }
+
+    /// What read-only callers (`tcp_view_token`, the read-only group) may do: read, and sign in and out.
+    static func viewerMay(method: String, path: String) -> Bool {
+        method == "GET" || method == "HEAD" || (path == SessionRoutes.path && (method == "POST" || method == "DELETE"))
+    }
+
+    /// What anyone who reaches the TCP listener may do without credentials: sign in and out,
+    /// and fetch the sign-in page's own files (public, the same in every camd).
+    static func isOpen(method: String, path: String) -> Bool {
+        if path == SessionRoutes.path { return method == "POST" || method == "DELETE" }
+        guard method == "GET" || method == "HEAD", path.hasPrefix("/assets/") else { return false }
+        return SignInPage.files.contains(String(path.dropFirst("/assets/".count)))
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
@@ -168,9 +245,11 @@ public struct AccessPolicy: Sendable {
     }
 }
 
-/// Applies the access policy before any route runs.
+/// Applies the access policy before any route runs, and tells the routes what the caller may
+/// do (`CamdRequestContext.access`).
 struct AccessMiddleware: RouterMiddleware {
     let policy: AccessPolicy
+    let sessions: SessionStore
     /// A refused page is worth a line: it shows a site trying to use camd through the browser.
     let logger: Logger
 
@@ -184,12 +263,19 @@ struct AccessMiddleware: RouterMiddleware {
             logger.notice("refused \(request.method) \(request.uri.path) (\(code)): Host \(provenance.host ?? "none"), Origin \(provenance.origin ?? "none"), Sec-Fetch-Site \(provenance.fetchSite ?? "none")")
             throw APIError(HTTPResponse.Status(code: status), code, message)
         }
+        let credentials = Credentials(request.headers)
+        let session = overTCP ? credentials.sessionName.flatMap(sessions.session(named:)) : nil
         let peer = overTCP || policy.readOnlyGroup == nil ? nil : await context.peer()
-        let decision = policy.decide(method: request.method.rawValue, overTCP: overTCP,
-                                     authorization: request.headers[.authorization], peer: peer,
-                                     peerGroups: peer.map { AccessPolicy.groups(ofProcess: $0.pid) } ?? [])
-        switch decision {
-        case .allow: return try await next(request, context)
+        let identity = policy.identify(overTCP: overTCP, credentials: credentials, session: session, peer: peer,
+                                       peerGroups: peer.map { AccessPolicy.groups(ofProcess: $0.pid) } ?? [])
+        switch policy.decide(method: request.method.rawValue, path: request.uri.path, overTCP: overTCP, identity, peer: peer) {
+        case .allow:
+            var context = context
+            context.access = try? identity.get()
+            return try await next(request, context)
+        case .deny(let status, let code, let message) where status == 401:
+            if request.method == .get, SignInPage.isNavigation(request.headers) { return SignInPage.response() }
+            throw APIError(.unauthorized, code, message, headers: [.wwwAuthenticate: AccessPolicy.challenge])
         case .deny(let status, let code, let message):
             throw APIError(HTTPResponse.Status(code: status), code, message)
         }
