@@ -11,7 +11,8 @@ import Glibc
 /// On the Unix socket the file's mode and group decide who may connect at all;
 /// with a read-only group (given access to the socket by an ACL entry), camd
 /// checks each request's SO_PEERCRED: members of the full-access group, root and
-/// camd's own user may change things, read-only members may only read (GET/HEAD).
+/// camd's own user may change things, read-only members may only read (GET/HEAD) and
+/// sign in and out.
 /// Over TCP, when `tcp_token` is configured, every request needs credentials
 /// (`Credentials`): `tcp_token` may do everything, `tcp_view_token` only read, and a
 /// browser's session cookie what the token it signed in with may.
