@@ -1,3 +1,4 @@
+import APIModel
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -10,8 +11,11 @@ import Glibc
 /// On the Unix socket the file's mode and group decide who may connect at all;
 /// with a read-only group (given access to the socket by an ACL entry), camd
 /// checks each request's SO_PEERCRED: members of the full-access group, root and
-/// camd's own user may change things, read-only members may only read (GET/HEAD).
-/// Over TCP, a bearer token is required when one is configured.
+/// camd's own user may change things, read-only members may only read (GET/HEAD) and
+/// sign in and out.
+/// Over TCP, when `tcp_token` is configured, every request needs credentials
+/// (`Credentials`): `tcp_token` may do everything, `tcp_view_token` only read, and a
+/// browser's session cookie what the token it signed in with may.
 ///
 /// What a browser could send is checked before any credential (`checkSite`): every web
 /// page the user opens also reaches loopback, so the TCP listener answers only the host
@@ -21,14 +25,18 @@ public struct AccessPolicy: Sendable {
     public var fullAccessGroup: UInt32?
     public var readOnlyGroup: UInt32?
     public var tcpToken: String?
+    /// A second token that may only read (GET and HEAD) and sign in and out.
+    public var tcpViewToken: String?
     /// Host names, besides IP literals and `localhost`, that the TCP listener answers to
     /// (`tcp_hosts`, and the name in `tcp` when it is one), lowercased.
     public var tcpHosts: Set<String>
 
-    public init(fullAccessGroup: UInt32? = nil, readOnlyGroup: UInt32? = nil, tcpToken: String? = nil, tcpHosts: [String] = []) {
+    public init(fullAccessGroup: UInt32? = nil, readOnlyGroup: UInt32? = nil, tcpToken: String? = nil,
+                tcpViewToken: String? = nil, tcpHosts: [String] = []) {
         self.fullAccessGroup = fullAccessGroup
         self.readOnlyGroup = readOnlyGroup
         self.tcpToken = tcpToken
+        self.tcpViewToken = tcpViewToken
         self.tcpHosts = Set(tcpHosts.map { Self.normalized(host: $0) })
     }
 
@@ -123,30 +131,6 @@ public struct AccessPolicy: Sendable {
         case deny(status: Int, code: String, message: String)
     }
 
-    /// Decides one request from facts alone (tested without sockets).
-    public func decide(method: String, overTCP: Bool, authorization: String?, peer: PeerCredentials?, peerGroups: [UInt32]) -> Decision {
-        if overTCP {
-            guard let token = tcpToken else { return .allow }
-            guard let given = authorization, given.hasPrefix("Bearer "), Self.constantTimeEqual(String(given.dropFirst(7)), token) else {
-                return .deny(status: 401, code: "unauthorized", message: "this TCP listener needs `Authorization: Bearer <tcp_token>`")
-            }
-            return .allow
-        }
-        guard let readOnlyGroup else { return .allow }
-        guard let peer else {
-            return .deny(status: 403, code: "forbidden", message: "camd could not tell who is connected (no SO_PEERCRED)")
-        }
-        if peer.uid == 0 || peer.uid == getuid() { return .allow }
-        let groups = Set(peerGroups + [peer.gid])
-        if let full = fullAccessGroup, groups.contains(full) { return .allow }
-        if groups.contains(readOnlyGroup) {
-            if method == "GET" || method == "HEAD" { return .allow }
-            return .deny(status: 403, code: "read_only",
-                         message: "uid \(peer.uid) is in the read-only group; \(method) changes things, which needs the full-access group")
-        }
-        return .deny(status: 403, code: "forbidden", message: "uid \(peer.uid) is in neither the full-access nor the read-only group")
-    }
-
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)
         guard x.count == y.count else { return false }
@@ -168,9 +152,11 @@ public struct AccessPolicy: Sendable {
     }
 }
 
-/// Applies the access policy before any route runs.
+/// Applies the access policy before any route runs, and tells the routes what the caller may
+/// do (`CamdRequestContext.access`).
 struct AccessMiddleware: RouterMiddleware {
     let policy: AccessPolicy
+    let sessions: SessionStore
     /// A refused page is worth a line: it shows a site trying to use camd through the browser.
     let logger: Logger
 
@@ -184,12 +170,19 @@ struct AccessMiddleware: RouterMiddleware {
             logger.notice("refused \(request.method) \(request.uri.path) (\(code)): Host \(provenance.host ?? "none"), Origin \(provenance.origin ?? "none"), Sec-Fetch-Site \(provenance.fetchSite ?? "none")")
             throw APIError(HTTPResponse.Status(code: status), code, message)
         }
+        let credentials = Credentials(request.headers)
+        let session = overTCP ? credentials.sessionName.flatMap(sessions.session(named:)) : nil
         let peer = overTCP || policy.readOnlyGroup == nil ? nil : await context.peer()
-        let decision = policy.decide(method: request.method.rawValue, overTCP: overTCP,
-                                     authorization: request.headers[.authorization], peer: peer,
-                                     peerGroups: peer.map { AccessPolicy.groups(ofProcess: $0.pid) } ?? [])
-        switch decision {
-        case .allow: return try await next(request, context)
+        let identity = policy.identify(overTCP: overTCP, credentials: credentials, session: session, peer: peer,
+                                       peerGroups: peer.map { AccessPolicy.groups(ofProcess: $0.pid) } ?? [])
+        switch policy.decide(method: request.method.rawValue, path: request.uri.path, overTCP: overTCP, identity, peer: peer) {
+        case .allow:
+            var context = context
+            context.access = try? identity.get()
+            return try await next(request, context)
+        case .deny(let status, let code, let message) where status == 401:
+            if request.method == .get, SignInPage.isNavigation(request.headers) { return SignInPage.response() }
+            throw APIError(.unauthorized, code, message, headers: [.wwwAuthenticate: AccessPolicy.challenge])
         case .deny(let status, let code, let message):
             throw APIError(HTTPResponse.Status(code: status), code, message)
         }

@@ -1,3 +1,4 @@
+import APIModel
 import Hummingbird
 import Logging
 import NIOCore
@@ -10,6 +11,9 @@ import Glibc
 public struct CamdRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     let channel: (any Channel)?
+    /// What the caller may do, as `AccessMiddleware` found; nil when it sent no credentials
+    /// to a route open without them (signing in).
+    var access: AccessLevel?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -34,9 +34,11 @@ public struct APIServices: Sendable {
     public var daemon: DaemonInfo
     public var logger: Logger
     public var access: AccessPolicy
+    /// Browsers signed in over TCP.
+    public var sessions: SessionStore
 
     public init(cameras: Cameras, photos: PhotoOutput, daemon: DaemonInfo, logger: Logger = Logger(label: "camd.api"),
-                access: AccessPolicy = AccessPolicy()) {
+                access: AccessPolicy = AccessPolicy(), sessions: SessionStore = SessionStore()) {
         self.cameras = cameras
         self.photos = photos
         recorders = Recorders(cameras: cameras, photos: photos)
@@ -44,6 +46,7 @@ public struct APIServices: Sendable {
         self.daemon = daemon
         self.logger = logger
         self.access = access
+        self.sessions = sessions
     }
 }
 
@@ -56,7 +59,7 @@ public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
     let routes = RouteTable()
     router.add(middleware: HeadErrorMiddleware())
     router.add(middleware: JSONErrorMiddleware(routes: routes))
-    router.add(middleware: AccessMiddleware(policy: services.access, logger: services.logger))
+    router.add(middleware: AccessMiddleware(policy: services.access, sessions: services.sessions, logger: services.logger))
     let v1 = router.group("v1")
     addStatusRoutes(v1, services)
     addCameraRoutes(v1, services)
@@ -65,6 +68,7 @@ public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
     addRecordingRoutes(v1, services)
     addLiveVideoRoutes(v1, services)
     addTimelapseRoutes(v1, services)
+    addSessionRoutes(v1, services)
     addLivePageRoutes(router, services)
     addWebRoutes(router, services)
     router.get("metrics") { _, _ in try await Metrics.response(services) }

@@ -57,7 +57,8 @@ public enum CamdDaemon {
         let photos = PhotoOutput(root: photoRoot)
         let access = AccessPolicy(fullAccessGroup: configuration.socketGroup.flatMap(SocketFile.groupID),
                                   readOnlyGroup: configuration.readOnlyGroup.flatMap(SocketFile.groupID),
-                                  tcpToken: configuration.tcpToken, tcpHosts: configuration.tcpHosts + tcpName(configuration))
+                                  tcpToken: configuration.tcpToken, tcpViewToken: configuration.tcpViewToken,
+                                  tcpHosts: configuration.tcpHosts + tcpName(configuration))
         if let group = configuration.readOnlyGroup, access.readOnlyGroup == nil {
             printError("camd: read_only_group \"\(group)\" does not exist; create it (groupadd \(group)) or remove the setting")
             return Exit.configuration
@@ -189,10 +190,11 @@ public enum CamdDaemon {
         return endpoints
     }
 
-    /// The RTSP server of `[daemon] rtsp`, nil without one; clients send `tcp_token` when there is one.
+    /// The RTSP server of `[daemon] rtsp`, nil without one; clients send `tcp_token` (or
+    /// `tcp_view_token`: RTSP is only watching) when there is one.
     static func rtspServer(_ configuration: DaemonConfiguration, cameras: Cameras) -> RTSPServer? {
         guard let rtsp = configuration.rtspListen, let (host, port) = DaemonConfiguration.hostAndPort(of: rtsp) else { return nil }
-        return RTSPServer(configuration: .init(host: host, port: Int(port), token: configuration.tcpToken),
+        return RTSPServer(configuration: .init(host: host, port: Int(port), token: configuration.tcpToken, viewToken: configuration.tcpViewToken),
                           cameras: cameras.sessions, logger: Logger(label: "camd.rtsp"))
     }
 

@@ -82,6 +82,7 @@ public actor ConfigurationReload {
         note("log_level", old.logLevel, new.logLevel)
         note("tcp", old.tcpListen, new.tcpListen)
         note("tcp_token", old.tcpToken, new.tcpToken)
+        note("tcp_view_token", old.tcpViewToken, new.tcpViewToken)
         note("tcp_hosts", old.tcpHosts, new.tcpHosts)
         note("rtsp", old.rtspListen, new.rtspListen)
         note("shutdown_timeout", old.shutdownTimeoutSeconds, new.shutdownTimeoutSeconds)

@@ -22,9 +22,9 @@ extension DaemonConfiguration {
             "How much camd logs: \(logLevels.joined(separator: ", ")) (quietest last)."),
         Key("tcp", tcpReader, at: \.tcpListen, default: nil, "none (no TCP)",
             "host:port to also serve the API over TCP, such as \"127.0.0.1:8080\"; \"\" for none."),
-        Key("tcp_token", .string("a secret without spaces, such as the output of `openssl rand -hex 32`", problem: { token in
-            token.isEmpty || token.contains { $0.isWhitespace || ($0.asciiValue ?? 0x20) < 0x20 } ? "" : nil
-        }), at: \.tcpToken, "none", "The bearer token TCP clients must send; required off loopback."),
+        Key("tcp_token", tokenReader, at: \.tcpToken, "none", "The bearer token TCP clients must send; required off loopback."),
+        Key("tcp_view_token", tokenReader, at: \.tcpViewToken, "none",
+            "A second token, different from tcp_token, that may only watch: GET and HEAD over TCP, and RTSP."),
         Key("tcp_hosts", hostsReader, at: \.tcpHosts, default: [], "[]",
             "Host names, besides its address and localhost, the TCP listener answers to (a LAN name, a reverse proxy's)."),
         Key("rtsp", rtspReader, at: \.rtspListen, default: nil, "none (no RTSP)",
@@ -50,15 +50,32 @@ extension DaemonConfiguration {
         try requireToken(key: "tcp", listen: tcpListen)
         try requireToken(key: "rtsp", listen: rtspListen,
                          use: " (RTSP clients send it as their password, rtsp://camd:<token>@host:port/<camera-id>)")
+        if let view = tcpViewToken {
+            guard let token = tcpToken else {
+                throw SettingError(.missingKey, key: "tcp_view_token",
+                                   "is set without tcp_token: without tcp_token the TCP listener asks nobody for credentials, so a viewer token would limit no one; add tcp_token = \"<secret>\" under [daemon] (for example from `openssl rand -hex 32`), or remove tcp_view_token")
+            }
+            if view == token {
+                throw SettingError(.invalidValue, key: "tcp_view_token",
+                                   "is the same as tcp_token, which may change everything, so viewers could too; make it a different secret (for example from `openssl rand -hex 32`)")
+            }
+        }
     }
 
     /// A listener that other machines can reach (`tcp`, `rtsp`) needs `tcp_token`; `use`
-    /// says how that listener's clients send it.
+    /// says how that listener's clients send it. `tcp_view_token` alone is not enough: it
+    /// limits what a token holder may do, and only where tcp_token is asked for.
     private func requireToken(key: String, listen: String?, use: String = "") throws(SettingError) {
         guard let listen, let (host, _) = Self.hostAndPort(of: listen), !Self.isLoopback(host: host), tcpToken == nil else { return }
+        let viewOnly = tcpViewToken == nil ? "" : " (tcp_view_token alone is not enough: it only lets viewers watch)"
         throw SettingError(.missingKey, key: key,
-                           "listens on \(host), which other machines can reach, so daemon.tcp_token is required\(use): add tcp_token = \"<secret>\" under [daemon] (for example from `openssl rand -hex 32`), or listen on 127.0.0.1")
+                           "listens on \(host), which other machines can reach, so daemon.tcp_token is required\(use)\(viewOnly): add tcp_token = \"<secret>\" under [daemon] (for example from `openssl rand -hex 32`), or listen on 127.0.0.1")
     }
+
+    /// A secret without spaces or control characters.
+    private static let tokenReader = ValueReader<String>.string("a secret without spaces, such as the output of `openssl rand -hex 32`", problem: { token in
+        token.isEmpty || token.contains { $0.isWhitespace || ($0.asciiValue ?? 0x20) < 0x20 } ? "" : nil
+    })
 
     @Sendable private static func socketProblem(_ path: String) -> String? {
         guard path.hasPrefix("/") else { return "" }

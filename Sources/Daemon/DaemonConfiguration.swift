@@ -30,6 +30,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var tcpListen: String?
     /// The bearer token TCP clients must send; required when `tcpListen` is not a loopback address.
     public var tcpToken: String?
+    /// A second token that may only watch (GET and HEAD, signing in and out; RTSP too);
+    /// it needs `tcpToken` and must differ from it.
+    public var tcpViewToken: String?
     /// `host:port` to serve the cameras' H.264 over RTSP (`rtsp://host:port/<camera-id>`); nil for no RTSP.
     /// Off loopback it needs `tcpToken`, which RTSP clients send as their Basic password.
     public var rtspListen: String?

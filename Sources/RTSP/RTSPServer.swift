@@ -18,11 +18,14 @@ public final class RTSPServer: @unchecked Sendable {  // GLib objects are touche
         public var port: Int
         /// The password RTSP clients must send (Basic, any user); nil for no authentication.
         public var token: String?
+        /// A second password that is also accepted (`tcp_view_token`: RTSP only lets clients watch).
+        public var viewToken: String?
 
-        public init(host: String, port: Int, token: String?) {
+        public init(host: String, port: Int, token: String?, viewToken: String? = nil) {
             self.host = host
             self.port = port
             self.token = token
+            self.viewToken = viewToken
         }
     }
 
@@ -34,7 +37,8 @@ public final class RTSPServer: @unchecked Sendable {  // GLib objects are touche
         public var framesDropped = 0
     }
 
-    private let configuration: Configuration
+    /// Where it listens and the passwords it takes, as given.
+    public let configuration: Configuration
     private let mounts: [RTSPMount]
     private let logger: Logger
     private let lock = NSLock()
@@ -87,7 +91,7 @@ public final class RTSPServer: @unchecked Sendable {  // GLib objects are touche
         gst_rtsp_server_set_address(server, configuration.host)
         gst_rtsp_server_set_service(server, String(configuration.port))
         if let token = configuration.token {
-            let auth = RTSPTokenAuth.make(token: token)
+            let auth = RTSPTokenAuth.make(passwords: [token] + (configuration.viewToken.map { [$0] } ?? []))
             gst_rtsp_server_set_auth(server, auth)
             g_object_unref(auth)
         }
@@ -136,7 +140,7 @@ public final class RTSPServer: @unchecked Sendable {  // GLib objects are touche
         self.loop = loop
         self.loopEnded = ended
         boundPort = Int(gst_rtsp_server_get_bound_port(server))
-        logger.notice("RTSP on \(urls(port: boundPort).joined(separator: ", "))\(configuration.token == nil ? "" : " (Basic authentication with tcp_token as the password)")")
+        logger.notice("RTSP on \(urls(port: boundPort).joined(separator: ", "))\(configuration.token == nil ? "" : " (Basic authentication with tcp_token\(configuration.viewToken == nil ? "" : " or tcp_view_token") as the password)")")
     }
 
     /// Disconnects every client (their media are unprepared, so the cameras' stages lose

@@ -1,9 +1,10 @@
 import CGStreamer
 import Foundation
 
-/// RTSP's Basic authentication against camd's one secret (`tcp_token`): any user name,
-/// the token as the password, as recorders and players put it in a URL
-/// (`rtsp://camd:TOKEN@host:8554/cam`). A client without it gets 401 and a Basic challenge.
+/// RTSP's Basic authentication against camd's secrets (`tcp_token`, and `tcp_view_token`,
+/// since RTSP only ever lets clients watch): any user name, a token as the password, as
+/// recorders and players put it in a URL (`rtsp://camd:TOKEN@host:8554/cam`). A client
+/// without one gets 401 and a Basic challenge.
 ///
 /// GstRTSPAuth's own Basic check matches whole `user:password` pairs; this subclass
 /// replaces only its `authenticate` step, so the permission checks, the 401 and the
@@ -12,8 +13,8 @@ enum RTSPTokenAuth {
     /// The role a client with the token has; each camera's factory lets it open and start media.
     static let role = "camd"
 
-    /// A new GstRTSPAuth that accepts `token` as the password (the caller owns the reference).
-    static func make(token: String) -> UnsafeMutablePointer<GstRTSPAuth> {
+    /// A new GstRTSPAuth that accepts any of `passwords` (the caller owns the reference).
+    static func make(passwords: [String]) -> UnsafeMutablePointer<GstRTSPAuth> {
         let object = g_object_new_with_properties(type, 0, nil, nil)!
         let auth = GStreamer.cast(object, to: GstRTSPAuth.self)
         gst_rtsp_auth_set_realm(auth, "camd")
@@ -21,7 +22,9 @@ enum RTSPTokenAuth {
         let grant = gst_rtsp_token_new_empty()!
         gst_rtsp_token_set_string(grant, GST_RTSP_TOKEN_MEDIA_FACTORY_ROLE, role)
         g_object_set_data_full(object, tokenKey, grant, { gst_mini_object_unref(GStreamer.cast($0!.assumingMemoryBound(to: GstRTSPToken.self), to: GstMiniObject.self)) })
-        g_object_set_data_full(object, passwordKey, strdup(token), { free($0) })
+        for (index, password) in passwords.enumerated() {
+            g_object_set_data_full(object, passwordKey(index), strdup(password), { free($0) })
+        }
         return auth
     }
 
@@ -37,7 +40,7 @@ enum RTSPTokenAuth {
     }
 
     private static let tokenKey = "camd-token"
-    private static let passwordKey = "camd-password"
+    private static func passwordKey(_ index: Int) -> String { "camd-password-\(index)" }
 
     /// `CamdRTSPTokenAuth`, a GstRTSPAuth whose class's `authenticate` is `authenticate` below.
     private static let type: GType = {
@@ -59,16 +62,20 @@ enum RTSPTokenAuth {
         guard let auth, let context else { return 0 }
         let object = GStreamer.cast(auth, to: GObject.self)
         context.pointee.token = nil
-        guard let password = g_object_get_data(object, passwordKey), let grant = g_object_get_data(object, tokenKey),
+        guard let grant = g_object_get_data(object, tokenKey),
               let credentials = gst_rtsp_message_parse_auth_credentials(context.pointee.request, GST_RTSP_HDR_AUTHORIZATION)
         else { return 1 }
         defer { gst_rtsp_auth_credentials_free(credentials) }
-        let expected = String(cString: password.assumingMemoryBound(to: CChar.self))
+        var passwords: [String] = []
+        while let password = g_object_get_data(object, passwordKey(passwords.count)) {
+            passwords.append(String(cString: password.assumingMemoryBound(to: CChar.self)))
+        }
         var index = 0
         while let credential = credentials[index] {
             index += 1
             guard credential.pointee.scheme == GST_RTSP_AUTH_BASIC, let basic = credential.pointee.authorization else { continue }
-            if accepts(basic: String(cString: basic), password: expected) {
+            let given = String(cString: basic)
+            if passwords.contains(where: { accepts(basic: given, password: $0) }) {
                 // Borrowed, as GstRTSPAuth's own tokens are: the auth object keeps it.
                 context.pointee.token = grant.assumingMemoryBound(to: GstRTSPToken.self)
                 break

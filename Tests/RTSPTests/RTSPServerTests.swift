@@ -10,10 +10,10 @@ import VideoCore
 @Suite(.serialized) struct RTSPServerTests {
     static let size = FrameSize(width: 320, height: 240)
 
-    func withServer(token: String? = nil, _ body: @Sendable (RTSPServer, CaptureSession) async throws -> Void) async throws {
+    func withServer(token: String? = nil, viewToken: String? = nil, _ body: @Sendable (RTSPServer, CaptureSession) async throws -> Void) async throws {
         let session = CaptureSession(settings: CameraSettings(id: "synth", device: FrameSources.syntheticName, size: Self.size, fps: 30))
         await session.start()
-        let server = RTSPServer(configuration: .init(host: "127.0.0.1", port: 0, token: token), cameras: [session])
+        let server = RTSPServer(configuration: .init(host: "127.0.0.1", port: 0, token: token, viewToken: viewToken), cameras: [session])
         try server.start()
         #expect(server.port > 0)
         var failure: (any Error)?
@@ -127,6 +127,18 @@ import VideoCore
             #expect(right.stream == "h264,320,240")
             let anyUser = try await Self.probe(Self.url(server, credentials: "frigate:s3cret-token@"))
             #expect(anyUser.stream == "h264,320,240")
+        }
+    }
+
+    @Test func theViewerTokenIsAPasswordToo() async throws {
+        try await withServer(token: "s3cret-token", viewToken: "v1ew-token") { server, _ in
+            let viewer = try await Self.probe(Self.url(server, credentials: "viewer:v1ew-token@"))
+            #expect(viewer.errors == "")
+            #expect(viewer.stream == "h264,320,240")
+            let full = try await Self.probe(Self.url(server, credentials: "u:s3cret-token@"))
+            #expect(full.stream == "h264,320,240")
+            let wrong = try await Self.probe(Self.url(server, credentials: "u:v1ew-tokenx@"))
+            #expect(wrong.errors.contains("401"), "\(wrong.errors)")
         }
     }
 
