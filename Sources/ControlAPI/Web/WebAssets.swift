@@ -28,6 +28,8 @@ enum WebAssets {
         "camd-live.js": Asset(PackageResources.camd_live_js, "text/javascript; charset=utf-8"),
         "camd-icon.svg": Asset(PackageResources.camd_icon_svg, "image/svg+xml"),
         "index.html": Asset(PackageResources.index_html, "text/html; charset=utf-8"),
+        "camd.css": Asset(PackageResources.camd_css, "text/css; charset=utf-8"),
+        "camd.js": Asset(PackageResources.camd_js, "text/javascript; charset=utf-8"),
     ]
 
     /// Only camd's own scripts, media and fetches: a page that could be made to show someone

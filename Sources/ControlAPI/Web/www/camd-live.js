@@ -8,6 +8,8 @@
 // memory stays flat, and connects again after an ended stream (a camera stopped or
 // reconfigured) with a growing pause. `window.camdLive[camera]` tells tests and people
 // what it does: `mode` ("mse", "mjpeg"), `state` and the last `error`.
+// `window.camdLiveStart(view)` starts a view added later (the page of every camera, camd.js);
+// a view taken out of the page stops: it neither reads on nor connects again.
 'use strict';
 (function () {
   const H264 = 'video/mp4; codecs="avc1.42E01E"';
@@ -33,7 +35,11 @@
       video.hidden = true;
       image.hidden = false;
       image.onload = () => say('playing');
-      image.onerror = () => { say('reconnecting', 'the MJPEG stream ended'); setTimeout(mjpeg, pause); };
+      image.onerror = () => {
+        if (!view.isConnected) return;
+        say('reconnecting', 'the MJPEG stream ended');
+        setTimeout(mjpeg, pause);
+      };
       image.src = path + '/stream?t=' + Date.now();
     }
 
@@ -83,6 +89,7 @@
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return 'ended';
+        if (!view.isConnected) { reader.cancel(); return 'removed'; }
         pending.push(value);
         pump();
       }
@@ -98,6 +105,7 @@
           say('reconnecting', error.message || error);
         }
         if (outcome === 'unsupported') return mjpeg();
+        if (!view.isConnected) return;
         if (outcome === 'ended') say('reconnecting', 'the stream ended');
         await new Promise(done => setTimeout(done, pause));
         pause = Math.min(pause * 2, 5000);
@@ -108,5 +116,6 @@
     run();
   }
 
+  window.camdLiveStart = start;
   document.querySelectorAll('.camd-live').forEach(start);
 })();
