@@ -9,7 +9,9 @@
 // reconfigured) with a growing pause. `window.camdLive[camera]` tells tests and people
 // what it does: `mode` ("mse", "mjpeg"), `state` and the last `error`.
 // `window.camdLiveStart(view)` starts a view added later (the page of every camera, camd.js);
-// a view taken out of the page stops: it neither reads on nor connects again.
+// a view taken out of the page stops: it neither reads on nor connects again. A page that
+// knows the camera was stopped sets `view.camdMayConnect` (async, false: do not connect
+// again), since connecting would start it again on demand.
 'use strict';
 (function () {
   const H264 = 'video/mp4; codecs="avc1.42E01E"';
@@ -38,7 +40,7 @@
       image.onerror = () => {
         if (!view.isConnected) return;
         say('reconnecting', 'the MJPEG stream ended');
-        setTimeout(mjpeg, pause);
+        setTimeout(async () => { if (await mayConnect()) mjpeg(); else say('stopped'); }, pause);
       };
       image.src = path + '/stream?t=' + Date.now();
     }
@@ -95,6 +97,11 @@
       }
     }
 
+    async function mayConnect() {
+      if (!view.isConnected) return false;
+      try { return !view.camdMayConnect || await view.camdMayConnect(); } catch (e) { return true; }
+    }
+
     async function run() {
       if (view.dataset.mode === 'mjpeg' || !window.MediaSource || !MediaSource.isTypeSupported(H264)) return mjpeg();
       for (;;) {
@@ -105,10 +112,10 @@
           say('reconnecting', error.message || error);
         }
         if (outcome === 'unsupported') return mjpeg();
-        if (!view.isConnected) return;
         if (outcome === 'ended') say('reconnecting', 'the stream ended');
         await new Promise(done => setTimeout(done, pause));
         pause = Math.min(pause * 2, 5000);
+        if (!(await mayConnect())) return say('stopped');
       }
     }
 

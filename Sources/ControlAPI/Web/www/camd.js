@@ -157,6 +157,11 @@
         live.dataset.camera = this.id;
         live.querySelector('video').setAttribute('aria-label', 'Live video of camera ' + this.id);
         live.querySelector('img').alt = 'Live video of camera ' + this.id;
+        // After a stream ends: connect again only to a camera still on (a stopped one would start).
+        live.camdMayConnect = async () => {
+          await this.refresh();
+          return this.live === live;
+        };
         this.view.prepend(live);
         window.camdLiveStart(live);
       } else if (!wanted && this.live) {
