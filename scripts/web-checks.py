@@ -93,10 +93,6 @@ MESSAGE = card_js(CAMERA, """
           links: [...m.querySelectorAll('a')].map(a => a.getAttribute('href'))};""")
 
 
-def visible(selector_js):
-    return "(() => { const e = %s; return !!e && e.offsetParent !== null; })()" % selector_js
-
-
 class Driver:
     """Mouse and keyboard for a page, as a person uses them."""
 
@@ -238,9 +234,11 @@ def main():
 
         # state: running, and waiting with the reason.
         running = page.evaluate(state_of(CAMERA))
-        suite.check("state: the running camera says Running, in a live region",
+        _, camera_status = call_json(camd.sock, "GET", f"/v1/cameras/{CAMERA}", timeout=10 * slow)
+        size = ((camera_status or {}).get("status") or {}).get("size")
+        suite.check("state: the running camera says Running and its size, in a live region",
                     running and running["badge"] == "Running" and running["live"] == "polite"
-                    and args.size in running["detail"], json.dumps(running))
+                    and size and size in running["detail"], f"{json.dumps(running)}; API size {size}")
         _, absent_status = call_json(camd.sock, "GET", f"/v1/cameras/{ABSENT}", timeout=10 * slow)
         reason = ((absent_status or {}).get("status") or {}).get("reason") or ""
         waiting = page.evaluate(state_of(ABSENT))
