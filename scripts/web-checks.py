@@ -23,6 +23,8 @@ It opens /, uses the page with the mouse and the keyboard, and checks:
             event stream, or polling where there is none); the page's own buttons do it too
   access    with GET /v1/session answering {"access": "view"} (faked with DevTools' Fetch),
             the buttons and settings are hidden and the controls disabled
+  events    camera_state and photo_saved events (an event stream faked with DevTools' Fetch)
+            show on the page
   phone     at 375 px wide there is no horizontal scrollbar
   console   no console error, failed load or exception, except the answers the checks
             provoke (the refused configure; 404 for /v1/session and /v1/events where this
@@ -156,6 +158,9 @@ def main():
     ap.add_argument("--window", default="1000x1000", help="the browser window (default 1000x1000)")
     ap.add_argument("--slow", type=float, default=1, help="multiplies every wait (an emulated VM: 20)")
     ap.add_argument("--tolerance", type=int, default=24, help="how far a bar's colour may be from the bars'")
+    ap.add_argument("--bars-row", type=float, default=0.6,
+                    help="where to read the bars, as a fraction of the picture's height (vivid's text covers most of "
+                         "a small picture: 0.9 reads below it)")
     ap.add_argument("--screenshot", default=None, help="keep the screenshot of the page here too")
     ap.add_argument("--workdir", default=None, help="scratch folder (default: a new one in $TMPDIR)")
     args = ap.parse_args()
@@ -227,10 +232,12 @@ def main():
         dpr = box["dpr"]
         left, top = int(box["left"] * dpr) + 2, int(box["top"] * dpr) + 2
         w, h = int(box["width"] * dpr) - 4, int(box["height"] * dpr) - 4
-        colours = bar_colours(picture.pixel, left, top, w, h) if w > 100 and h > 50 else []
+        # bar_colours reads 3/5 down the box it is given: a box of 20 rows puts that at --bars-row.
+        row_top = top + int(h * args.bars_row) - 12
+        colours = bar_colours(picture.pixel, left, row_top, w, 20) if w > 100 and h > 50 else []
         worst = max((abs(x - y) for got, want in zip(colours, BARS) for x, y in zip(got, want)), default=999)
         suite.check("live: the screenshot shows the eight colour bars in their colours", worst <= args.tolerance,
-                    f"picture at {left},{top} {w}x{h}; read {colours}, furthest channel {worst} from {BARS}")
+                    f"picture at {left},{top} {w}x{h}, row {row_top + 12}; read {colours}, furthest channel {worst} from {BARS}")
 
         # state: running, and waiting with the reason.
         running = page.evaluate(state_of(CAMERA))
@@ -359,6 +366,7 @@ def main():
         page.command("Emulation.setDeviceMetricsOverride", width=window[0], height=window[1], deviceScaleFactor=1, mobile=False)
 
         check_view_only(suite, browser, origin, slow)
+        check_event_stream(suite, browser, origin, slow)
 
         errors = allowed_console(page.console_errors(), allowed)
         suite.check("console: no errors, failed loads or exceptions", not errors, " | ".join(errors)[:600])
@@ -435,6 +443,47 @@ def check_controls(suite, page, ui, camd, code, controls, slow):
     suite.check(f"controls: three presses of the right arrow on the {control['name']} slider reach GET /controls",
                 value == expected and shown_value == str(expected),
                 f"{control['name']} {control['value']} -> API {value}, page {shown_value}, expected {expected}")
+
+
+def check_event_stream(suite, browser, origin, slow):
+    """The page reads /v1/events as its contract says: DevTools' Fetch answers the page's
+    EventSource with a camera_state event (the absent camera failed, with a reason) and a
+    photo_saved event, whatever this camd serves there."""
+    page = browser.new_page()
+    page.command("Fetch.enable", patterns=[{"urlPattern": "*/v1/events", "requestStage": "Request"}])
+    mark = len(browser.events)
+    page.command("Page.navigate", url=f"{origin}/")
+    paused = browser.wait_event("Fetch.requestPaused", session=page.session, after=mark, timeout=20 * slow)
+    # What the page shows, as it changes: the event's state lasts until the page reads the status again.
+    page.evaluate(card_js(ABSENT, """
+      window.seen = [];
+      const line = card.querySelector('.state'), note = document.getElementById('connection');
+      const record = () => window.seen.push({state: line.dataset.state, detail: card.querySelector('.detail').textContent,
+                                             connection: note.textContent});
+      new MutationObserver(record).observe(card, {subtree: true, childList: true, characterData: true, attributes: true});
+      new MutationObserver(record).observe(note, {subtree: true, childList: true, characterData: true});
+      return true;"""))
+    reason = "web-checks: a made-up failure; run nothing"
+    events = [("camera_state", {"id": 1, "type": "camera_state", "time": "2026-11-26T12:00:00Z", "camera": ABSENT,
+                                "state": "failed", "previous": "waiting-for-device", "reason": reason}),
+              ("photo_saved", {"id": 2, "type": "photo_saved", "time": "2026-11-26T12:00:01Z", "camera": CAMERA,
+                               "name": "cam-web-checks-event.jpg", "bytes": 20480, "width": 640, "height": 480})]
+    body = "retry: 600000\n\n" + "".join(f"event: {kind}\ndata: {json.dumps(data)}\n\n" for kind, data in events)
+    page.command("Fetch.fulfillRequest", requestId=paused["params"]["requestId"], responseCode=200,
+                 responseHeaders=[{"name": "Content-Type", "value": "text/event-stream"}, {"name": "Cache-Control", "value": "no-cache"}],
+                 body=base64.b64encode(body.encode()).decode())
+    failed = page.wait_for("(() => window.seen && window.seen.find(s => s.state === 'failed'))()", timeout=20 * slow)
+    suite.check("events: a camera_state event shows the new state and its reason",
+                failed and reason in failed["detail"], json.dumps(failed))
+    photo = page.wait_for(card_js(CAMERA, "const a = card.querySelector('.message a'); return a && a.getAttribute('href');"),
+                          timeout=20 * slow)
+    suite.check("events: a photo_saved event shows the photo's name, linked", photo == "/v1/media/cam-web-checks-event.jpg",
+                str(photo))
+    live = page.evaluate("window.seen.some(s => s.connection === 'Live updates')")
+    suite.check("events: the header says the updates are live while the stream is open", live,
+                json.dumps(page.evaluate("window.seen.map(s => s.connection)"))[:300])
+    page.command("Fetch.disable")
+    page.command("Page.navigate", url="about:blank")
 
 
 def check_view_only(suite, browser, origin, slow):
