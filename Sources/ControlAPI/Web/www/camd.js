@@ -230,10 +230,13 @@
       }
     }
 
-    showControls(list) {
+    // Every control (GET), or with `changed` only those a PUT answers with.
+    showControls(list, changed) {
       const names = list.map(control => control.name).join(' ');
       const box = this.$('.control-list');
-      if (names !== this.controlNames) {
+      if (changed) {
+        list = list.filter(control => this.controls.has(control.name));
+      } else if (names !== this.controlNames) {
         this.controlNames = names;
         this.controls.clear();
         box.replaceChildren(box.querySelector('legend'));
@@ -319,8 +322,10 @@
 
     async setControl(name, value, error) {
       try {
-        this.showControls(await api('PUT', this.path + '/controls', { [name]: value }));
+        this.showControls(await api('PUT', this.path + '/controls', { [name]: value }), true);
         setText(error, '');
+        // A change can make others active or inactive (auto gain and gain): read them all again.
+        this.loadControls();
       } catch (failure) {
         setText(error, failure.message);
         this.loadControls();
