@@ -220,5 +220,18 @@ if [ -f "$REPO/scripts/live-view-checks.py" ]; then
         --screenshot "$RES/live-view.png"
 fi
 
+# g. the page of every camera (issue 15): headless Chromium uses / against vivid: its bars, its
+# controls (a slider moved with the arrow keys reaches GET /controls; toggles, menus and buttons
+# shown), photo, recording, configure errors, live updates. Waits as for live-view (--slow 20,
+# 5 fps). 320x180, so the card scales the picture up, never down (scaled down, Chromium drew
+# dotted columns into the bars here); vivid's text covers that picture down to 0.8 of its
+# height, so the bars are read at 0.9.
+if [ -f "$REPO/scripts/web-checks.py" ]; then
+    run_checks web-page 70-web-page.log "${CAMD_VIVID_WEB_PAGE_TIMEOUT:-1200}" \
+        "$PY" "$REPO/scripts/web-checks.py" --camd "$REPO/.build/debug/camd" --device /dev/video0 \
+        --format YUYV --size 320x180 --fps 5 --window 900x900 --slow 20 --bars-row 0.9 \
+        --screenshot "$RES/web-page.png"
+fi
+
 dmesg >"$RES/dmesg.log" 2>&1
 finish

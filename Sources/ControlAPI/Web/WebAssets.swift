@@ -30,6 +30,8 @@ enum WebAssets {
         "index.html": Asset(PackageResources.index_html, "text/html; charset=utf-8"),
         "signin.html": Asset(PackageResources.signin_html, "text/html; charset=utf-8"),
         "camd-signin.js": Asset(PackageResources.camd_signin_js, "text/javascript; charset=utf-8"),
+        "camd.css": Asset(PackageResources.camd_css, "text/css; charset=utf-8"),
+        "camd.js": Asset(PackageResources.camd_js, "text/javascript; charset=utf-8"),
     ]
 
     /// Only camd's own scripts, media and fetches: a page that could be made to show someone

@@ -8,6 +8,10 @@
 // memory stays flat, and connects again after an ended stream (a camera stopped or
 // reconfigured) with a growing pause. `window.camdLive[camera]` tells tests and people
 // what it does: `mode` ("mse", "mjpeg"), `state` and the last `error`.
+// `window.camdLiveStart(view)` starts a view added later (the page of every camera, camd.js);
+// a view taken out of the page stops: it neither reads on nor connects again. A page that
+// knows the camera was stopped sets `view.camdMayConnect` (async, false: do not connect
+// again), since connecting would start it again on demand.
 'use strict';
 (function () {
   const H264 = 'video/mp4; codecs="avc1.42E01E"';
@@ -33,7 +37,11 @@
       video.hidden = true;
       image.hidden = false;
       image.onload = () => say('playing');
-      image.onerror = () => { say('reconnecting', 'the MJPEG stream ended'); setTimeout(mjpeg, pause); };
+      image.onerror = () => {
+        if (!view.isConnected) return;
+        say('reconnecting', 'the MJPEG stream ended');
+        setTimeout(async () => { if (await mayConnect()) mjpeg(); else say('stopped'); }, pause);
+      };
       image.src = path + '/stream?t=' + Date.now();
     }
 
@@ -83,9 +91,15 @@
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return 'ended';
+        if (!view.isConnected) { reader.cancel(); return 'removed'; }
         pending.push(value);
         pump();
       }
+    }
+
+    async function mayConnect() {
+      if (!view.isConnected) return false;
+      try { return !view.camdMayConnect || await view.camdMayConnect(); } catch (e) { return true; }
     }
 
     async function run() {
@@ -101,6 +115,7 @@
         if (outcome === 'ended') say('reconnecting', 'the stream ended');
         await new Promise(done => setTimeout(done, pause));
         pause = Math.min(pause * 2, 5000);
+        if (!(await mayConnect())) return say('stopped');
       }
     }
 
@@ -108,5 +123,6 @@
     run();
   }
 
+  window.camdLiveStart = start;
   document.querySelectorAll('.camd-live').forEach(start);
 })();
