@@ -34,6 +34,8 @@ public struct APIServices: Sendable {
     public var daemon: DaemonInfo
     public var logger: Logger
     public var access: AccessPolicy
+    /// Thumbnails of saved files already rendered (`/v1/media/{name}/thumbnail`).
+    var thumbnails = ThumbnailCache()
 
     public init(cameras: Cameras, photos: PhotoOutput, daemon: DaemonInfo, logger: Logger = Logger(label: "camd.api"),
                 access: AccessPolicy = AccessPolicy()) {
