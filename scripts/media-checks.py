@@ -169,6 +169,8 @@ def main():
         opened = page.wait_for("(() => { const d = document.querySelector('#viewer'), i = document.querySelector('#full');"
                                " return d.open && i.complete && i.naturalWidth && {current: window.camdMedia.current,"
                                " width: i.naturalWidth, src: i.getAttribute('src')}; })()", timeout=10 * args.slow)
+        with open(os.path.join(workdir, "media-viewer.png"), "wb") as f:
+            f.write(page.screenshot())
         suite.check("viewer: a click opens the full-size photo", opened and opened["current"] == 0 and opened["width"] == 640
                     and names[0] in opened["src"], json.dumps(opened))
         key(page, "ArrowRight", 39)

@@ -50,6 +50,24 @@ def visit(browser, url, timeout):
     return page, state
 
 
+# Where the first screen's time goes: the page and its files, the first list page, the thumbnails.
+TIMELINE = """(() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const res = performance.getEntriesByType('resource');
+  const list = res.find(e => e.name.includes('/v1/media?'));
+  const thumbs = res.filter(e => e.name.includes('/thumbnail') && e.responseEnd <= window.camdMedia.firstScreen + 1);
+  return {dom: nav.domContentLoadedEventEnd, list: list ? list.responseEnd : null,
+          thumbs: thumbs.length ? Math.max(...thumbs.map(e => e.responseEnd)) : null,
+          firstThumb: thumbs.length ? Math.min(...thumbs.map(e => e.requestStart)) : null};
+})()"""
+
+
+def timeline(page):
+    t = page.evaluate(TIMELINE)
+    return (f"page ready {t['dom']:.0f} ms, list page in {t['list'] or 0:.0f} ms, "
+            f"thumbnails {t['firstThumb'] or 0:.0f}-{t['thumbs'] or 0:.0f} ms")
+
+
 def list_time(target, query, rounds=5):
     best = None
     for _ in range(rounds):
@@ -110,6 +128,7 @@ def main():
         shown = state["thumbnailsLoaded"]
         rows.insert(0, ("first screen, first visit (camd renders)", f"{state['firstScreen']:.0f} ms, "
                         f"{shown} thumbnails of {state['thumbnailSize']} px, {len(state['items'])} cells in {state['pages']} page(s)"))
+        rows.insert(1, ("  of which", timeline(page)))
         resources = page.evaluate("performance.getEntriesByType('resource').filter(e => e.name.includes('/thumbnail'))"
                                   ".map(e => e.encodedBodySize || e.transferSize)")
 
@@ -129,8 +148,9 @@ def main():
         time.sleep(1)
         fresh = page2.evaluate("window.camdMedia")
         fresh_renders = rendered(camd.sock) - before
-        rows.insert(1, ("first screen, reload in the same browser", f"{again['firstScreen']:.0f} ms"))
-        rows.insert(2, ("first screen, new browser profile (camd's cache)", f"{fresh['firstScreen']:.0f} ms"))
+        rows.insert(2, ("first screen, reload in the same browser", f"{again['firstScreen']:.0f} ms"))
+        rows.insert(3, ("first screen, new browser profile (camd's cache)", f"{fresh['firstScreen']:.0f} ms"))
+        rows.insert(4, ("  of which", timeline(page2)))
         rows.append(("renders per thumbnail, first visit", f"{first_renders / max(shown, 1):.2f} ({first_renders} for {shown})"))
         rows.append(("renders per thumbnail, reload", f"{reload_renders / max(again['thumbnailsLoaded'], 1):.2f} "
                      f"({reload_renders} for {again['thumbnailsLoaded']})"))
