@@ -10,6 +10,7 @@ through the API, the rest copies, scripts/lib/medialib.py), then in headless Chr
   list page      ms for camd to answer one page of the list (limit=150) at the start,
                  the middle and the end of the library (the `after` cursor)
   page files     bytes of media.html, camd-media.css and camd-media.js as served
+  one thumbnail  ms for camd to answer one thumbnail request on its socket, rendered and cached
   renders        thumbnails camd rendered per thumbnail shown: first visit, a reload in
                  the same browser (0: the browser keeps them for a year), a new profile
                  (0: camd's cache)
@@ -158,6 +159,17 @@ def main():
                      f"({fresh_renders} for {fresh['thumbnailsLoaded']})"))
         if resources:
             rows.append(("thumbnail bytes, mean", f"{sum(resources) / len(resources):.0f} B over {len(resources)}"))
+
+        # camd alone, one request at a time on its socket: a thumbnail rendered, and one from the cache.
+        paths = page.evaluate("performance.getEntriesByType('resource').filter(e => e.name.includes('/thumbnail'))"
+                              ".map(e => new URL(e.name).pathname + new URL(e.name).search)")
+        for label, rewrite in [("thumbnail rendered (192 px, not cached)", lambda p: p.replace("=128", "=192")),
+                               ("thumbnail from camd's cache", lambda p: p)]:
+            started = time.perf_counter()
+            for path in paths:
+                call(camd.sock, "GET", rewrite(path))
+            rows.append((f"{label}, one at a time", f"{(time.perf_counter() - started) * 1000 / max(len(paths), 1):.1f} ms each "
+                         f"over {len(paths)}"))
 
         sizes = []
         for name, path in [("media.html", "/media"), ("camd-media.css", "/assets/camd-media.css"),
