@@ -222,13 +222,17 @@ public actor PhotoOutput {
     ///     one page to get the next.
     ///   - limit: at most this many.
     ///   - kind: only photos or only movies; nil for both.
+    ///   - after: only records that come after this one in the list's order (older, or as old
+    ///     and sorted after it): pass the last record of one page to get the next, which
+    ///     neither skips nor repeats photos of equal times. Only its time, name and camera
+    ///     count, and it need not exist any more.
     public func list(camera: String? = nil, since: Double? = nil, until: Double? = nil,
-                     limit: Int? = nil, kind: MediaKind? = nil) async -> [PhotoRecord] {
+                     limit: Int? = nil, kind: MediaKind? = nil, after: PhotoRecord? = nil) async -> [PhotoRecord] {
         await loadIndex()
         let wanted = max(limit ?? Int.max, 0)
         let cameras = camera.map { index[$0].map { [$0] } ?? [] } ?? Array(index.values)
         var slices = cameras.map { photos in
-            let slice = photos.slice(since: since, until: until)
+            let slice = photos.slice(since: since, until: until, before: after)
             return kind.map { kind in ArraySlice(slice.filter { $0.kind == kind }) } ?? slice
         }
         var result: [PhotoRecord] = []
@@ -434,10 +438,12 @@ public actor PhotoOutput {
             return true
         }
 
-        /// The records captured in `since ..< until`, oldest first.
-        func slice(since: Double?, until: Double?) -> ArraySlice<PhotoRecord> {
+        /// The records captured in `since ..< until`, oldest first; with `before`, only
+        /// those that precede it.
+        func slice(since: Double?, until: Double?, before: PhotoRecord? = nil) -> ArraySlice<PhotoRecord> {
             let lower = since.map { time in firstIndex { $0.captureTime >= time } } ?? 0
-            let upper = until.map { time in firstIndex { $0.captureTime >= time } } ?? ascending.count
+            var upper = until.map { time in firstIndex { $0.captureTime >= time } } ?? ascending.count
+            if let before { upper = min(upper, firstIndex { !Self.precedes($0, before) }) }
             return ascending[lower..<max(lower, upper)]
         }
 

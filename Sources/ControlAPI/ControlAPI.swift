@@ -36,6 +36,8 @@ public struct APIServices: Sendable {
     public var access: AccessPolicy
     /// Browsers signed in over TCP.
     public var sessions: SessionStore
+    /// Thumbnails of saved files already rendered (`/v1/media/{name}/thumbnail`).
+    var thumbnails = ThumbnailCache()
 
     public init(cameras: Cameras, photos: PhotoOutput, daemon: DaemonInfo, logger: Logger = Logger(label: "camd.api"),
                 access: AccessPolicy = AccessPolicy(), sessions: SessionStore = SessionStore()) {

@@ -15,13 +15,14 @@ enum Metrics {
         }
         let photos = await services.photos.cameraTotals
         let text = render(statuses: statuses, histograms: histograms, videoLatencies: videoLatencies, photos: photos,
-                          uptime: services.daemon.uptimeSeconds)
+                          uptime: services.daemon.uptimeSeconds, thumbnails: await services.thumbnails.counters)
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                         body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
     static func render(statuses: [CameraStatus], histograms: [EncodeHistogram], videoLatencies: [EncodeHistogram] = [],
-                       photos: [String: PhotoOutput.CameraTotals], uptime: Double) -> String {
+                       photos: [String: PhotoOutput.CameraTotals], uptime: Double,
+                       thumbnails: ThumbnailCache.Counters = .init()) -> String {
         var out = ""
         func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
@@ -96,6 +97,11 @@ enum Metrics {
                perPhotoCamera(\.saveFailures))
         family("camd_photos_deleted_by_retention_total", "counter", "Photos removed by retention rules.",
                perPhotoCamera(\.retentionDeletions))
+        family("camd_thumbnails_rendered_total", "counter", "Thumbnails of saved files rendered (not found in the cache).",
+               [("", String(thumbnails.renders))])
+        family("camd_thumbnail_cache_hits_total", "counter", "Thumbnails of saved files answered from the cache.",
+               [("", String(thumbnails.hits))])
+        family("camd_thumbnail_cache_bytes", "gauge", "Bytes of thumbnails the cache holds.", [("", String(thumbnails.bytes))])
         return out
     }
 

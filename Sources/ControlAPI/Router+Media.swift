@@ -18,9 +18,20 @@ func addMediaRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServic
             return kind
         }
         let selection = try MediaSelection(query, services)
-        let records = await services.photos.list(camera: selection.camera, since: selection.since, until: selection.until,
-                                                 limit: selection.limit, kind: kind)
-        return try JSONBody.response(records.map(MediaItem.init))
+        let after = try query.get("after").map(listPosition)
+        // One more than asked for tells whether another page follows.
+        var records = await services.photos.list(camera: selection.camera, since: selection.since, until: selection.until,
+                                                 limit: selection.limit.map { $0 + 1 }, kind: kind, after: after)
+        var next: PhotoRecord?
+        if let limit = selection.limit, records.count > limit {
+            records.removeLast()
+            next = records.last
+        }
+        var response = try JSONBody.response(records.map(MediaItem.init))
+        if let next {
+            response.headers[HTTPField.Name("Link")!] = "<\(nextPage(request, after: next))>; rel=\"next\""
+        }
+        return response
     }
     v1.get("media/contact-sheet") { request, _ in
         try await contactSheet(request, services)
@@ -29,7 +40,7 @@ func addMediaRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServic
         let name = try photoName(context)
         let (record, path) = try await services.photos.file(named: name)
         guard record.kind == .video else { return try await photoResponse(request, record, path, services) }
-        _ = try RenderRequest(request)  // a movie takes no image options; unknown parameters are refused alike
+        _ = try RenderRequest(request, allowing: ["v"])  // a movie takes no image options; unknown parameters are refused alike
         return try await movieResponse(request, context, record, path)
     }
     v1.delete("media/:name") { request, context in
@@ -41,28 +52,41 @@ func addMediaRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServic
     v1.get("media/:name/thumbnail") { request, context in
         let name = try photoName(context)
         let (record, path) = try await services.photos.file(named: name)
-        var render = try RenderRequest(request, allowing: ["at"])
+        var render = try RenderRequest(request, allowing: ["at", "v"])
         // A thumbnail fits the box the request gives, or 320 pixels when it gives none.
         if render.image.geometry.width == nil && render.image.geometry.height == nil && render.image.geometry.longestSide == nil {
             render.image.geometry.longestSide = 320
         }
         let quality = await services.cameras[record.camera]?.settings.quality ?? 85
-        let jpeg: [UInt8]
+        var at = 0.0
         switch record.kind {
         case .photo:
             if request.uri.queryParameters.get("at") != nil {
                 throw APIError.badRequest("at is for movies; \(name) is a photo", code: "bad_parameter")
             }
-            let bytes = try await BlockingIO.run { try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) }
-            jpeg = try await render.apply(to: bytes, captureTime: record.captureTime, camera: record.camera, card: nil,
-                                          sequence: UInt64(record.sequence ?? 0), quality: quality)
         case .video:
-            let at = try seconds(request.uri.queryParameters.get("at"), "at") ?? 0
-            jpeg = try await videoStill(path, at: at, name: name, geometry: render.geometry, quality: quality)
+            at = try seconds(request.uri.queryParameters.get("at"), "at") ?? 0
         }
-        return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "max-age=3600",
-                                               HTTPField.Name("X-Capture-Time")!: String(format: "%.6f", record.captureTime)],
-                        body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
+        // The same version, options and quality make the same JPEG: one render serves them all.
+        let options = request.uri.queryParameters.filter { $0.key != "v" }.map { "\($0.key)=\($0.value)" }.sorted()
+        let variant = (options + ["quality=\(quality)"]).joined(separator: "&")
+        let version = MediaVersion(record)
+        var headers = version.headers(for: request, variant: variant)
+        headers[HTTPField.Name("X-Capture-Time")!] = String(format: "%.6f", record.captureTime)
+        if let unchanged = MediaVersion.notModified(request, headers) { return unchanged }
+        let (geometry, renderer, still) = (render.geometry, render, at)
+        let jpeg = try await services.thumbnails.jpeg(version.text + "/" + variant) {
+            switch record.kind {
+            case .photo:
+                let bytes = try await BlockingIO.run { try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) }
+                return try await renderer.apply(to: bytes, captureTime: record.captureTime, camera: record.camera, card: nil,
+                                              sequence: UInt64(record.sequence ?? 0), quality: quality)
+            case .video:
+                return try await videoStill(path, at: still, name: name, geometry: geometry, quality: quality)
+            }
+        }
+        headers[.contentType] = "image/jpeg"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
     }
 }
 
@@ -71,14 +95,37 @@ func addMediaRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServic
 struct MediaItem: Encodable {
     var record: PhotoRecord
 
-    private enum Keys: String, CodingKey { case poster }
+    private enum Keys: String, CodingKey { case poster, version }
 
     func encode(to encoder: any Encoder) throws {
         try record.encode(to: encoder)
         var container = encoder.container(keyedBy: Keys.self)
         let name = record.name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? record.name
         try container.encode("/v1/media/\(name)/thumbnail", forKey: .poster)
+        // `v=` this on the file's or thumbnail's URL, and the browser keeps the answer for a year.
+        try container.encode(MediaVersion(record).text, forKey: .version)
     }
+}
+
+/// A place in the media list, as `after` gives it: `TIME/CAMERA/NAME` of the entry the
+/// page starts after (camera ids and names cannot hold '/'; the time as the list wrote it).
+func listPosition(_ text: String) throws -> PhotoRecord {
+    let parts = text.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+    guard parts.count == 3, let time = Double(parts[0]), time.isFinite, CameraSettings.isValidID(String(parts[1])), !parts[2].isEmpty else {
+        throw APIError.badRequest("after must be TIME/CAMERA/NAME of a list entry, as the Link header of the previous page gives it; got \"\(text)\"",
+                                  code: "bad_parameter")
+    }
+    return PhotoRecord(name: String(parts[2]), camera: String(parts[1]), bytes: 0, captureTime: time,
+                       width: nil, height: nil, sequence: nil)
+}
+
+/// The URL of the page after `last`: the same query with `after` moved on.
+func nextPage(_ request: Request, after last: PhotoRecord) -> String {
+    let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~/:"))
+    func encoded(_ text: some StringProtocol) -> String { String(text).addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
+    var pairs = request.uri.queryParameters.filter { $0.key != "after" }.map { "\(encoded($0.key))=\(encoded($0.value))" }
+    pairs.append("after=" + encoded("\(last.captureTime)/\(last.camera)/\(last.name)"))
+    return request.uri.path + "?" + pairs.joined(separator: "&")
 }
 
 /// The camera, time range and page size of a media or photo list.
@@ -129,8 +176,11 @@ func videoStill(_ path: String, at: Double, name: String, geometry: Geometry, qu
 /// disk in chunks as the client takes them.
 func movieResponse(_ request: Request, _ context: CamdRequestContext, _ record: PhotoRecord, _ path: String) async throws -> Response {
     let size = record.bytes
-    var headers: HTTPFields = [.contentType: "video/mp4", .acceptRanges: "bytes", .cacheControl: "max-age=3600",
-                               HTTPField.Name("X-Capture-Time")!: String(format: "%.6f", record.captureTime)]
+    var headers = MediaVersion(record).headers(for: request)
+    headers[HTTPField.Name("X-Capture-Time")!] = String(format: "%.6f", record.captureTime)
+    if let unchanged = MediaVersion.notModified(request, headers) { return unchanged }
+    headers[.contentType] = "video/mp4"
+    headers[.acceptRanges] = "bytes"
     let fileIO = FileIO()
     guard let rangeHeader = request.headers[.range] else {
         headers[.contentLength] = String(size)
@@ -167,16 +217,23 @@ func byteRange(_ header: String, size: Int) -> ClosedRange<Int>? {
 
 /// A photo as `GET /v1/photos/{name}` serves it: as saved, or rendered by the image options.
 func photoResponse(_ request: Request, _ record: PhotoRecord, _ path: String, _ services: APIServices) async throws -> Response {
-    let render = try RenderRequest(request)
-    var bytes = try await BlockingIO.run { try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) }
-    if !render.isIdentity {
-        // The re-encoded copy keeps what the saved photo's EXIF said: its camera and where it stands.
-        let session = services.cameras[record.camera]
-        let settings = await session?.settings
-        bytes = try await render.apply(to: bytes, captureTime: record.captureTime, camera: record.camera,
+    let render = try RenderRequest(request, allowing: ["v"])
+    if render.isIdentity {
+        // As saved: the file's version is the answer's.
+        var headers = MediaVersion(record).headers(for: request)
+        headers[HTTPField.Name("X-Capture-Time")!] = String(format: "%.6f", record.captureTime)
+        if let unchanged = MediaVersion.notModified(request, headers) { return unchanged }
+        headers[.contentType] = "image/jpeg"
+        let bytes = try await BlockingIO.run { try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+    // The re-encoded copy keeps what the saved photo's EXIF said: its camera and where it stands.
+    let saved = try await BlockingIO.run { try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) }
+    let session = services.cameras[record.camera]
+    let settings = await session?.settings
+    let bytes = try await render.apply(to: saved, captureTime: record.captureTime, camera: record.camera,
                                        card: await session?.card, sequence: UInt64(record.sequence ?? 0),
                                        quality: settings?.quality ?? 85, location: settings?.location)
-    }
     return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "max-age=3600",
                                            HTTPField.Name("X-Capture-Time")!: String(format: "%.6f", record.captureTime)],
                     body: .init(byteBuffer: ByteBuffer(bytes: bytes)))

@@ -2,6 +2,7 @@ import CaptureSession
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import JPEG
 import Video
 
@@ -53,7 +54,7 @@ func photoName(_ context: CamdRequestContext) throws(APIError) -> String {
 /// selected photos in time order, each labelled with its time.
 func contactSheet(_ request: Request, _ services: APIServices) async throws -> Response {
     let query = request.uri.queryParameters
-    let known: Set<String> = ["camera", "since", "until", "cols", "cell"]
+    let known: Set<String> = ["camera", "since", "until", "cols", "cell", "names"]
     var sheetQuery: [String: String] = [:]
     for (key, value) in query {
         guard known.contains(String(key)) else {
@@ -64,8 +65,13 @@ func contactSheet(_ request: Request, _ services: APIServices) async throws -> R
     }
     let sheet: ContactSheet
     do { sheet = try ContactSheet.parse(query: sheetQuery) } catch { throw APIError(error) }
-    let records = await services.photos.list(camera: query.get("camera"), since: try time(query.get("since"), "since"),
-                                            until: try time(query.get("until"), "until"), limit: ContactSheet.maximumCells + 1)
+    let records: [PhotoRecord]
+    if let names = query.get("names") {
+        records = try await chosenRecords(names, query, services)
+    } else {
+        records = await services.photos.list(camera: query.get("camera"), since: try time(query.get("since"), "since"),
+                                             until: try time(query.get("until"), "until"), limit: ContactSheet.maximumCells + 1)
+    }
     guard !records.isEmpty else { throw APIError(ImageError.noPhotos) }
     guard records.count <= ContactSheet.maximumCells else {
         throw APIError(ImageError.tooManyPhotos(count: records.count, limit: ContactSheet.maximumCells))
@@ -93,6 +99,28 @@ func contactSheet(_ request: Request, _ services: APIServices) async throws -> R
     }
     return Response(status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store"],
                     body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
+}
+
+/// The files a contact sheet's `names` picks (comma-separated, each once), newest first as
+/// the list gives them; a name no file has is a 404 naming it.
+private func chosenRecords(_ names: String, _ query: FlatDictionary<Substring, Substring>,
+                           _ services: APIServices) async throws -> [PhotoRecord] {
+    if let other = ["camera", "since", "until"].first(where: { query.get($0) != nil }) {
+        throw APIError.badRequest("names picks the files itself; leave out \(other), or leave out names", code: "bad_parameter")
+    }
+    var seen = Set<String>()
+    let unique = names.split(separator: ",", omittingEmptySubsequences: true).map(String.init).filter { seen.insert($0).inserted }
+    guard !unique.isEmpty else {
+        throw APIError.badRequest("names must list file names from the media list, separated by commas", code: "bad_parameter")
+    }
+    guard unique.count <= ContactSheet.maximumCells else {
+        throw APIError(ImageError.tooManyPhotos(count: unique.count, limit: ContactSheet.maximumCells))
+    }
+    var records: [PhotoRecord] = []
+    for name in unique {
+        records.append(try await services.photos.file(named: name).record)
+    }
+    return records.sorted { a, b in a.captureTime != b.captureTime ? a.captureTime > b.captureTime : a.name > b.name }
 }
 
 /// "06:04:45" for today, "11-21 06:04" otherwise (local time): fits under a thumbnail.

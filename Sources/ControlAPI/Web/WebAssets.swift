@@ -32,6 +32,9 @@ enum WebAssets {
         "camd-signin.js": Asset(PackageResources.camd_signin_js, "text/javascript; charset=utf-8"),
         "camd.css": Asset(PackageResources.camd_css, "text/css; charset=utf-8"),
         "camd.js": Asset(PackageResources.camd_js, "text/javascript; charset=utf-8"),
+        "media.html": Asset(PackageResources.media_html, "text/html; charset=utf-8"),
+        "camd-media.css": Asset(PackageResources.camd_media_css, "text/css; charset=utf-8"),
+        "camd-media.js": Asset(PackageResources.camd_media_js, "text/javascript; charset=utf-8"),
     ]
 
     /// Only camd's own scripts, media and fetches: a page that could be made to show someone
@@ -62,6 +65,7 @@ enum WebAssets {
 /// The pages for people: `/` (every camera) and the files under `/assets/`.
 func addWebRoutes(_ router: Router<CamdRequestContext>, _ services: APIServices) {
     router.get("/") { request, _ in try WebAssets.response("index.html", for: request) }
+    router.get("media") { request, _ in try WebAssets.response("media.html", for: request) }
     router.get("assets/:name") { request, context in
         try WebAssets.response(context.parameters.get("name") ?? "", for: request)
     }
