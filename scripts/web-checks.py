@@ -21,20 +21,33 @@ It opens /, uses the page with the mouse and the keyboard, and checks:
             a good quality is applied
   updates   a camera stopped and started by someone else shows on the page by itself (the
             event stream, or polling where there is none); the page's own buttons do it too
-  access    with GET /v1/session answering {"access": "view"} (faked with DevTools' Fetch),
-            the buttons and settings are hidden and the controls disabled
+  access    without tcp_token, GET /v1/session says full access and the page no view-only note
   events    camera_state and photo_saved events (an event stream faked with DevTools' Fetch)
             show on the page
   phone     at 375 px wide there is no horizontal scrollbar
   console   no console error, failed load or exception, except the answers the checks
-            provoke (the refused configure; 404 for /v1/session and /v1/events where this
-            camd has no such route; 400 for a device with no controls)
+            provoke (the refused configure; 404 for /v1/events where this camd has no such
+            route; 400 for a device with no controls)
+
+Then a second camd, with tcp_token and tcp_view_token (--sign-in-only runs just this):
+
+  sign-in   / without credentials, once the browser's password prompt is dismissed, shows
+            the sign-in page, its form labelled and drawn; a wrong token shows the API's
+            error and stays; the right one reloads into the cameras' page with an HttpOnly,
+            SameSite=Strict cookie, and with that cookie alone the live view plays the bars,
+            Take photo saves, and /media (by the page's link) shows the photo; signed out in
+            another tab, the open page turns into the sign-in page again
+  links     / links to /media (above), and /media's link back opens /
+  access    signed in with tcp_view_token, the page plays but hides its buttons and
+            settings and disables the controls; /media shows the photos without Delete
+  console   no errors on either sign-in's page but the 401s of the first load and the
+            wrong token
 
 Prints PASS/FAIL lines and "N passed, N failed"; exit status 1 on any failure.
 --slow N multiplies every wait, for an emulated VM.
 
     scripts/web-checks.py [--camd .build/debug/camd] [--device testsrc] [--size 640x480]
-        [--fps 15] [--slow 1] [--screenshot docs/web-page.png]
+        [--fps 15] [--slow 1] [--screenshot docs/web-page.png] [--sign-in-screenshot docs/sign-in.png]
 """
 import argparse
 import base64
@@ -396,33 +409,44 @@ SIGN_IN_FORM = """(() => {
 })()"""
 
 
-def open_dismissing_prompt(page, url, slow):
-    """Opens `url` as a person who dismisses the browser's password prompt. Headless Chromium
-    has no prompt: it fails the navigation (ERR_INVALID_AUTH_CREDENTIALS) instead. DevTools'
-    Fetch answers the challenge with CancelAuth, which is what the prompt's Cancel does."""
-    browser = page.browser
-    page.command("Fetch.enable", handleAuthRequests=True, patterns=[{"urlPattern": url, "requestStage": "Request"}])
-    mark = len(browser.events)
-    failure = []
+class PromptDismisser:
+    """Answers the browser's password prompt for `url` with Cancel, as a person who dismisses
+    it does, while in a `with` block. Headless Chromium has no prompt: it fails the navigation
+    (ERR_INVALID_AUTH_CREDENTIALS) instead. DevTools' Fetch pauses the page's requests for
+    `url` and answers their challenges with CancelAuth, which is what the prompt's Cancel does."""
 
-    def navigate():
-        try:
-            page.open(url, timeout=20 * slow)
-        except Exception as e:  # noqa: BLE001 - raised again below, in the checks' thread
-            failure.append(e)
+    def __init__(self, page, url):
+        self.page, self.url = page, url
+        self.challenges = []
+        self._stop = threading.Event()
 
-    opening = threading.Thread(target=navigate, daemon=True)
-    opening.start()
-    paused = browser.wait_event("Fetch.requestPaused", session=page.session, after=mark, timeout=20 * slow)
-    page.command("Fetch.continueRequest", requestId=paused["params"]["requestId"])
-    challenge = browser.wait_event("Fetch.authRequired", session=page.session, after=mark, timeout=20 * slow)
-    page.command("Fetch.continueWithAuth", requestId=challenge["params"]["requestId"],
-                 authChallengeResponse={"response": "CancelAuth"})
-    opening.join(25 * slow)
-    page.command("Fetch.disable")
-    if failure:
-        raise failure[0]
-    return challenge["params"]["authChallenge"]
+    def __enter__(self):
+        self.page.command("Fetch.enable", handleAuthRequests=True, patterns=[{"urlPattern": self.url, "requestStage": "Request"}])
+        self._mark = len(self.page.browser.events)
+        self._thread = threading.Thread(target=self._answer, daemon=True)
+        self._thread.start()
+        return self
+
+    def _answer(self):
+        browser, seen = self.page.browser, self._mark
+        while not self._stop.is_set():
+            events = browser.events[seen:]
+            seen += len(events)
+            for event in events:
+                if event.get("sessionId") != self.page.session:
+                    continue
+                if event.get("method") == "Fetch.requestPaused":
+                    self.page.command("Fetch.continueRequest", requestId=event["params"]["requestId"])
+                elif event.get("method") == "Fetch.authRequired":
+                    self.challenges.append(event["params"]["authChallenge"])
+                    self.page.command("Fetch.continueWithAuth", requestId=event["params"]["requestId"],
+                                      authChallengeResponse={"response": "CancelAuth"})
+            time.sleep(0.05)
+
+    def __exit__(self, *_):
+        self._stop.set()
+        self._thread.join(5)
+        self.page.command("Fetch.disable")
 
 
 def sign_in(page, ui, token, slow):
@@ -470,8 +494,9 @@ def check_sign_in(suite, args, workdir, window, slow):
         ui = Driver(page)
 
         # The sign-in page, for a navigation without credentials.
-        challenge = open_dismissing_prompt(page, f"{origin}/", slow)
-        print(f"the browser's challenge: {json.dumps(challenge)}", flush=True)
+        with PromptDismisser(page, f"{origin}/") as prompts:
+            page.open(f"{origin}/", timeout=20 * slow)
+        print(f"the browser's challenge: {json.dumps(prompts.challenges)}", flush=True)
         form = page.wait_for(SIGN_IN_FORM, timeout=20 * slow)
         shot = page.screenshot()
         with open(os.path.join(workdir, "sign-in.png"), "wb") as f:
@@ -542,7 +567,8 @@ def check_sign_in(suite, args, workdir, window, slow):
         # The viewer's token: the page, without what changes things.
         viewer = browser.new_page()
         viewer.command("Network.clearBrowserCookies")
-        open_dismissing_prompt(viewer, f"{origin}/", slow)
+        with PromptDismisser(viewer, f"{origin}/"):
+            viewer.open(f"{origin}/", timeout=20 * slow)
         viewer.wait_for(SIGN_IN_FORM, timeout=20 * slow)
         signed = sign_in(viewer, Driver(viewer), view, slow)
         seen = viewer.wait_for(card_js(CAMERA, """
@@ -555,8 +581,26 @@ def check_sign_in(suite, args, workdir, window, slow):
         suite.check("access: signed in with tcp_view_token, the page plays but shows no buttons or settings, and the controls disabled",
                     signed == "reloaded" and seen and not seen["actions"] and not seen["settings"] and seen["controlsDisabled"]
                     and seen["note"], f"{signed!r}; {json.dumps(seen)}")
+        ui = Driver(viewer)
+        ui.click("document.querySelector('header nav a[href=\"/media\"]')")
+        library = viewer.wait_for("location.pathname === '/media' && window.camdMedia && camdMedia.thumbnailsLoaded > 0"
+                                  " && {items: camdMedia.items.length, error: camdMedia.error,"
+                                  " delete: !document.querySelector('#viewer [data-act=delete]').hidden}", timeout=20 * slow)
+        suite.check("access: signed in with tcp_view_token, /media shows the photos but offers no Delete",
+                    library and library["items"] >= 1 and not library["error"] and not library["delete"], json.dumps(library))
+        ui.click("document.querySelector('header a[href=\"/\"]')")
+        viewer.wait_for("location.pathname === '/' && document.querySelectorAll('.camera').length", timeout=20 * slow)
         errors = allowed_console(viewer.console_errors(), allowed)
         suite.check("access: no console errors for the viewer but the 401 of the first load", not errors, " | ".join(errors)[:600])
+
+        # Signed out elsewhere (another tab; a restart of camd does the same): the open page's next
+        # request is refused, and the page shows the sign-in page rather than an error that never goes.
+        with PromptDismisser(viewer, f"{origin}/"):
+            out = page.evaluate("fetch('/v1/session', {method: 'DELETE'}).then(r => r.status)")
+            again = viewer.wait_for(SIGN_IN_FORM, timeout=20 * slow)
+        notice = None if again else viewer.evaluate("(() => { const n = document.getElementById('notice'); return n && n.textContent; })()")
+        suite.check("sign-in: signed out in another tab, the open page turns into the sign-in page",
+                    out == 204 and again and again["visible"], f"DELETE {out}; sign-in form {json.dumps(again)}; notice {notice!r}")
     except Exception as e:  # noqa: BLE001 - reported as a failure, with the logs
         suite.check("sign-in checks ran to the end", False, f"{type(e).__name__}: {e}; camd log: {camd.tail(10)}")
     finally:
