@@ -182,7 +182,7 @@ struct AccessMiddleware: RouterMiddleware {
             return try await next(request, context)
         case .deny(let status, let code, let message) where status == 401:
             if request.method == .get, SignInPage.isNavigation(request.headers) { return SignInPage.response() }
-            throw APIError(.unauthorized, code, message, headers: [.wwwAuthenticate: AccessPolicy.challenge])
+            throw APIError(.unauthorized, code, message, headers: [.wwwAuthenticate: SignInPage.challenge(for: request.headers)])
         case .deny(let status, let code, let message):
             throw APIError(HTTPResponse.Status(code: status), code, message)
         }

@@ -5,8 +5,8 @@ import Hummingbird
 enum SessionRoutes {
     static let path = "/v1/session"
 
-    /// The challenge of a refused sign-in: not Basic, which would make the browser open its own
-    /// password dialog over the sign-in page for the page's fetch.
+    /// The challenge of a refused sign-in, and of any 401 to a page's script: not Basic, which
+    /// would make the browser open its own password dialog over the page for the page's fetch.
     static let signInChallenge = "Bearer realm=\"camd\""
 }
 

@@ -121,6 +121,25 @@ import VideoCore
         }
     }
 
+    @Test func aPageScriptIsRefusedWithoutAskingForBasic() async throws {
+        try await withServer { client in
+            // A page's fetch or EventSource whose session is gone: JSON, and no Basic challenge,
+            // which would open the browser's password prompt over the page (the page reloads instead).
+            for mode in ["cors", "same-origin"] {
+                let response = try await client.execute(uri: "/v1/cameras", method: .get, headers: [HTTPField.Name("Sec-Fetch-Mode")!: mode])
+                #expect(response.status == .unauthorized, "\(mode)")
+                #expect(response.headers[.wwwAuthenticate] == #"Bearer realm="camd""#, "\(mode)")
+                #expect(Self.errorCode(response) == "unauthorized", "\(mode)")
+            }
+            // An <img> or <video>, and programs: still asked for Basic.
+            for headers: HTTPFields in [[HTTPField.Name("Sec-Fetch-Mode")!: "no-cors"], [:]] {
+                let response = try await client.execute(uri: "/v1/cameras/synth/stream", method: .get, headers: headers)
+                #expect(response.status == .unauthorized)
+                #expect(response.headers[.wwwAuthenticate] == #"Basic realm="camd""#, "\(headers)")
+            }
+        }
+    }
+
     @Test func aWrongTokenDoesNotSignIn() async throws {
         try await withServer { client in
             let response = try await Self.signIn(client, token: "guess")

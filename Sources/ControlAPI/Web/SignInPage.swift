@@ -16,6 +16,21 @@ enum SignInPage {
         return headers[values: .accept].contains { $0.lowercased().contains("text/html") }
     }
 
+    /// Whether a request comes from a page's script (`fetch`, `EventSource`: `Sec-Fetch-Mode`
+    /// cors or same-origin) rather than from a navigation, an `<img>` or a program.
+    static func isFromScript(_ headers: HTTPFields) -> Bool {
+        let mode = headers[HTTPField.Name("Sec-Fetch-Mode")!]?.lowercased()
+        return mode == "cors" || mode == "same-origin"
+    }
+
+    /// The challenge of a 401: Basic, so a browser or a player asks for the token, except to a
+    /// page's script. Its browser would open the password prompt over the page for every
+    /// refused poll (headless Chromium leaves the request pending for good); camd's pages
+    /// instead reload on a 401 when their session is gone, which shows this sign-in page.
+    static func challenge(for headers: HTTPFields) -> String {
+        isFromScript(headers) ? SessionRoutes.signInChallenge : AccessPolicy.challenge
+    }
+
     /// The page, as a 401 with the Basic challenge: the browser asks first and shows the page
     /// when its prompt is dismissed.
     static func response() -> Response {

@@ -103,6 +103,7 @@
     try {
       const response = await fetch(state.next || firstPageURL());
       if (asked !== generation) return;
+      reloadIfSignedOut(response);
       if (!response.ok) throw new Error(await errorText(response));
       const items = await response.json();
       if (asked !== generation) return;
@@ -123,6 +124,12 @@
   }
 
   function nearEnd() { return more.getBoundingClientRect().top < innerHeight * 2; }
+
+  // Refused for want of a sign-in (signed out in another tab, camd restarted): reloading the
+  // page is a navigation without credentials, which camd answers with its sign-in page.
+  function reloadIfSignedOut(response) {
+    if (response.status === 401) location.reload();
+  }
 
   async function errorText(response) {
     try { return (await response.json()).error.message; } catch (e) { return response.status + ' ' + response.statusText; }
@@ -352,6 +359,7 @@
     if (confirmBox.returnValue !== 'delete') return;
     const index = state.current, item = state.items[index];
     const response = await fetch('/v1/media/' + encodeURIComponent(item.name), { method: 'DELETE' });
+    reloadIfSignedOut(response);
     if (!response.ok) {
       viewerError.textContent = 'Not deleted: ' + await errorText(response);
       viewerError.hidden = false;
@@ -365,7 +373,16 @@
     open(Math.min(index, state.items.length - 1));
   });
 
+  // A view-only sign-in (`GET /v1/session` says "view") may not delete: no Delete button.
+  async function loadAccess() {
+    try {
+      const response = await fetch('/v1/session', { cache: 'no-store' });
+      if (response.ok && (await response.json()).access === 'view') viewer.querySelector('[data-act=delete]').hidden = true;
+    } catch (e) { /* everything stays offered; camd still refuses what is not allowed */ }
+  }
+
   showFilters();
+  loadAccess();
   loadCameras();
   loadPage();
 })();

@@ -35,6 +35,9 @@
     const text = await response.text();
     let data = null;
     try { data = text ? JSON.parse(text) : null; } catch (e) { /* not JSON */ }
+    // Refused for want of a sign-in (signed out in another tab, camd restarted): reloading
+    // the page is a navigation without credentials, which camd answers with its sign-in page.
+    if (response.status === 401) location.reload();
     if (!response.ok) {
       const error = new Error((data && data.error && data.error.message) || response.status + ' ' + response.statusText);
       error.status = response.status;
