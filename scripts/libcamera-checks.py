@@ -9,6 +9,7 @@ Prints PASS/FAIL lines and a final "N passed, N failed" line.
 
 usage: libcamera-checks.py REPO RESULTS_DIR
 """
+import grp
 import json
 import os
 import subprocess
@@ -25,6 +26,9 @@ CAMD = os.path.join(REPO, ".build/debug/camd")
 CAMCTL = os.path.join(REPO, ".build/debug/camctl")
 SOCK = "/run/camd-libcamera.sock"
 WORK = tempfile.mkdtemp(prefix="camd-libcamera-")
+os.chmod(WORK, 0o1777)  # uid 65534 writes its snapshots here
+NOBODY = 65534
+VIMC = "/sys/bus/platform/drivers/vimc"
 # vimc snaps widths: 640x480 becomes 636x480 (libcamera says Adjusted).
 ASKED, ADJUSTED = "640x480", (636, 480)
 TOLERANCE = 8
@@ -95,6 +99,22 @@ raw = camctl("snapshot", "-d", "/dev/video0", "-o", os.path.join(WORK, "raw.jpg"
 check("camctl snapshot -d /dev/video0 (a node inside vimc's pipeline) fails and names the pipeline and libcamera:0",
       raw.returncode != 0 and "media pipeline" in raw.stderr and "libcamera:0" in raw.stderr, raw.stderr.strip()[-400:])
 
+# ---------------------------------------------------------------- permissions
+# libcamera skips a media graph it cannot open: the camera must still be explained.
+as_nobody = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}"]
+out = os.path.join(WORK, "nobody.jpg")
+denied = subprocess.run(as_nobody + ["--clear-groups", CAMCTL, "snapshot", "-d", "libcamera:0", "--size", ASKED, "-o", out],
+                        capture_output=True, text=True, timeout=120)
+check(f"camctl snapshot -d libcamera:0 as uid {NOBODY} without groups fails naming /dev/media0 and group video",
+      denied.returncode != 0 and "/dev/media0" in denied.stderr and "video" in denied.stderr and not os.path.exists(out),
+      f"exit {denied.returncode}: {denied.stderr.strip()[-400:]}")
+video_gid = grp.getgrnam("video").gr_gid
+allowed = subprocess.run(as_nobody + [f"--groups={video_gid}", CAMCTL, "snapshot", "-d", "libcamera:0", "--size", ASKED, "-o", out],
+                         capture_output=True, text=True, timeout=120)
+data = open(out, "rb").read() if os.path.exists(out) else b""
+ok, detail = picture_ok("nobody-video.jpg", data) if data else (False, f"exit {allowed.returncode}: {allowed.stderr.strip()[-300:]}")
+check(f"camctl snapshot -d libcamera:0 as uid {NOBODY} in group video works", ok, detail)
+
 # ---------------------------------------------------------------- camd
 config = write_config(os.path.join(WORK, "camd.toml"), f"""
 [daemon]
@@ -124,6 +144,22 @@ try:
     devices = json.loads(body) if status == 200 else []
     check("GET /v1/devices lists libcamera:0", any(d.get("path") == "libcamera:0" for d in devices),
           json.dumps([d.get("path") for d in devices]))
+    # Unplugged: vimc unbound from its driver while camd streams (rmmod cannot: libcamera holds its
+    # nodes open). libcamera 0.0.3 aborts a process that stops such a camera before it has marked
+    # it disconnected, and does not always mark it: camd must survive and say the camera is gone.
+    # Taking it back after `bind` is not done yet (see issue 17), so it is not checked here.
+    with open(f"{VIMC}/unbind", "w") as f:
+        f.write("vimc.0")
+    t0 = time.time()
+    gone = wait_for(lambda: camera_status(SOCK, "vimc").get("state") != "running", 30, 0.2)
+    time.sleep(5)  # past the stop that used to abort
+    alive = camd.poll() is None
+    st = camera_status(SOCK, "vimc") if alive else {}
+    check("vimc unbound while streaming: camd survives and leaves running within 30 s",
+          gone and alive and st.get("state") != "running",
+          f"after {time.time() - t0:.1f}s: " + json.dumps({k: st.get(k) for k in ("state", "reason")}) + ("" if alive else f"; camd exited {camd.returncode}"))
+    with open(f"{VIMC}/bind", "w") as f:
+        f.write("vimc.0")
 finally:
     stop_camd(camd)
 

@@ -33,7 +33,13 @@ public final class LibCameraDevice {
         self.handle = handle
     }
 
-    deinit { api.release!(handle) }
+    /// Set when libcamera could not be stopped safely (see `LibCameraStream.stop`): the
+    /// camera is then not released either, since releasing a running camera stops it.
+    var abandoned = false
+
+    deinit {
+        if !abandoned { api.release!(handle) }
+    }
 
     /// The formats and sizes of its video stream.
     public func formats() throws(DeviceError) -> [LibCameraFormat] {
@@ -98,6 +104,7 @@ public final class LibCameraDevice {
             return DeviceError(.busy, path: name,
                                "\(name) is in use by another process (\(what)): libcamera lets one process use a camera at a time. Stop the other one (`cam`, another camd, a libcamera app) and try again")
         case EACCES, EPERM:
+            if let denial = MediaGraphAccess.denial("\(name) refused access (\(what))") { return denial }
             return DeviceError(.permissionDenied, path: name,
                                "\(name) refused access (\(what)): this user may not open every node of its media graph (/dev/media*, /dev/video*, /dev/v4l-subdev*). Add the user to group video (`sudo usermod -aG video $USER`, then log in again)")
         case EINVAL:

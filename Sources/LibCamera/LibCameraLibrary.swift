@@ -96,6 +96,7 @@ public final class LibCameraLibrary: @unchecked Sendable {  // immutable after i
         if wanted.isEmpty, let first = cameras.first { return first }
         if let index = Int(wanted) {
             guard index >= 0, index < cameras.count else {
+                if let denial = MediaGraphAccess.denial("libcamera found \(cameras.count) camera(s), none numbered \(index)") { throw denial }
                 throw DeviceError(.noSuchDevice, path: selector,
                                   "There is no libcamera camera number \(index): libcamera found \(cameras.count) (\(known.isEmpty ? "none" : known)). Run `camctl devices` to list them.")
             }
@@ -107,6 +108,7 @@ public final class LibCameraLibrary: @unchecked Sendable {  // immutable after i
             ?? cameras.first(where: { $0.id.lowercased().contains(lower) }) {
             return match
         }
+        if let denial = MediaGraphAccess.denial("No libcamera camera matches \"\(wanted)\"") { throw denial }
         throw DeviceError(.noSuchDevice, path: selector,
                           "No libcamera camera matches \"\(wanted)\" by index, id or model. libcamera cameras: \(known.isEmpty ? "none" : known). "
                           + "Is the camera connected and its driver loaded? `cam -l` lists what libcamera sees.")

@@ -15,6 +15,10 @@ public final class LibCameraStream {
     public let configuration: CaptureConfiguration
     private let completions = Completions()
     private var running = false
+    /// A device error was seen: stopping waits for libcamera to learn that the camera is gone.
+    private var failed = false
+    /// When a request last came back; requests that stop coming back mean the device went away.
+    private var lastCompletion = ContinuousClock.now
     /// Controls to set with the next request that goes back to the camera.
     var pendingControls: [clibcamera_control_value] = []
     public var recycler = FrameRecycler()
@@ -48,6 +52,16 @@ public final class LibCameraStream {
     public func stop() {
         guard running else { return }
         running = false
+        // The capture thread calls a camera stalled after 5 s without a frame.
+        let stalled = ContinuousClock.now - lastCompletion > .milliseconds(4500)
+        if (failed || stalled) && !completions.waitForDisconnect(seconds: 3) {
+            // libcamera 0.0.3 aborts the process (assertion "queuedRequests_.empty()" in
+            // PipelineHandler::stop) when a camera whose nodes vanished (unbound, unplugged)
+            // is stopped with requests that never came back, and its manager does not always
+            // mark it disconnected. Leave it, acquired, rather than crash camd.
+            device.abandoned = true
+            return
+        }
         _ = device.api.stop!(device.handle)
     }
 
@@ -80,7 +94,9 @@ public final class LibCameraStream {
         let deadline = ContinuousClock.now + timeout
         while true {
             let (ready, disconnected) = completions.takeAll()
+            if !ready.isEmpty { lastCompletion = .now }
             if disconnected {
+                failed = true
                 throw DeviceError(.disconnected, path: device.name, "\(device.name) disconnected: the camera was removed or its driver unloaded")
             }
             // Cancelled requests come back only while stopping; they are not requeued.
@@ -110,7 +126,10 @@ public final class LibCameraStream {
         let status = controls.withUnsafeBufferPointer { values in
             device.api.requeue!(device.handle, cookie, values.baseAddress, Int32(values.count))
         }
-        guard status == 0 else { throw LibCameraDevice.error(status, camera: device.info, during: "queueing a request") }
+        guard status == 0 else {
+            failed = true
+            throw LibCameraDevice.error(status, camera: device.info, during: "queueing a request")
+        }
     }
 
     /// A CLOCK_MONOTONIC timestamp in nanoseconds as monotonic seconds and wall-clock seconds.
@@ -152,6 +171,15 @@ public final class LibCameraStream {
         func disconnect() {
             state.withLock { $0.disconnected = true }
             signal.signal()
+        }
+
+        /// Waits up to `seconds` for libcamera's disconnected signal; whether it came.
+        func waitForDisconnect(seconds: Double) -> Bool {
+            let deadline = DispatchTime.now() + seconds
+            while !state.withLock({ $0.disconnected }) {
+                if signal.wait(timeout: deadline) == .timedOut { return state.withLock { $0.disconnected } }
+            }
+            return true
         }
 
         func takeAll() -> (ready: [Completed], disconnected: Bool) {
