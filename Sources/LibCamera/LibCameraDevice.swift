@@ -28,6 +28,11 @@ public final class LibCameraDevice {
         var handle: OpaquePointer?
         let status = library.api.pointee.acquire!(library.manager, info.id, &handle)
         guard status == 0, let handle else {
+            if status == -EBUSY, library.isAbandoned(info.id) {
+                throw DeviceError(.busy, path: info.description,
+                                  "\(info.description) went away while streaming, and libcamera \(library.version) still holds it as it was: "
+                                  + "it cannot be stopped safely (libcamera would abort camd). Restart camd to use it again")
+            }
             throw Self.error(status, camera: info, during: "acquiring it")
         }
         self.handle = handle

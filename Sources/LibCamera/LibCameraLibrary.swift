@@ -1,4 +1,5 @@
 import CLibCamera
+import Synchronization
 import V4L2
 #if canImport(Glibc)
 import Glibc
@@ -20,6 +21,12 @@ public final class LibCameraLibrary: @unchecked Sendable {  // immutable after i
     public static let shimName = "libcamd-libcamera.so"
     /// The selector prefix of libcamera cameras: `libcamera:0`, `libcamera:platform/vimc.0 Sensor B`.
     public static let selectorPrefix = "libcamera:"
+
+    /// Cameras left acquired because stopping them would have aborted camd (`LibCameraStream.stop`), by id.
+    private let abandoned = Mutex<Set<String>>([])
+
+    func abandon(_ id: String) { abandoned.withLock { _ = $0.insert(id) } }
+    func isAbandoned(_ id: String) -> Bool { abandoned.withLock { $0.contains(id) } }
 
     /// The library, loaded and started on first use; or why libcamera cameras are not available.
     public static let shared: Result<LibCameraLibrary, DeviceError> = load()

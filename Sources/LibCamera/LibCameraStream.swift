@@ -60,6 +60,7 @@ public final class LibCameraStream {
             // is stopped with requests that never came back, and its manager does not always
             // mark it disconnected. Leave it, acquired, rather than crash camd.
             device.abandoned = true
+            device.library.abandon(device.info.id)
             return
         }
         _ = device.api.stop!(device.handle)
