@@ -47,8 +47,8 @@ echo "[guest] kernel $(uname -r), $(nproc) cpu(s), $tmpnote"
     udevadm settle --timeout=60
     for _ in $(seq 1 50); do [ -c /dev/media0 ] && break; sleep 0.2; done
     ls -l /dev/media* /dev/video* /dev/v4l-subdev* 2>&1
-    echo "== cam -l"
-    cam -l 2>&1
+    # libcamera's own tool, when installed (libcamera-tools), for comparison
+    if command -v cam >/dev/null; then echo "== cam -l"; cam -l 2>&1; fi
 } >"$RES/00-setup.log" 2>&1
 if ! [ -c /dev/media0 ]; then
     echo "[guest] vimc did not create /dev/media0 (see 00-setup.log)"
