@@ -38,6 +38,10 @@ let package = Package(
         // GStreamer's RTSP server and appsrc: camd's RTSP for recorders and players (RTSP module).
         .systemLibrary(name: "CGStreamer", pkgConfig: "gstreamer-rtsp-server-1.0",
                        providers: [.apt(["libgstrtspserver-1.0-dev", "libgstreamer-plugins-base1.0-dev", "gstreamer1.0-plugins-good"])]),
+        // libcamera's C interface. The C++ behind it (shim/) is not built by SwiftPM but by
+        // scripts/build-libcamera-shim into libcamd-libcamera.so, which camd loads with dlopen:
+        // camd then builds and runs without libcamera (see include/CLibCamera.h for why).
+        .target(name: "CLibCamera", exclude: ["shim"]),
         // glibc's <malloc.h>: camd pins the allocator's thresholds at start (MemoryPolicy).
         .systemLibrary(name: "CMalloc"),
 
@@ -47,6 +51,8 @@ let package = Package(
         .target(name: "V4L2", dependencies: [
             "CV4L2", "VideoCore", .product(name: "SystemPackage", package: "swift-system"),
         ], swiftSettings: strict),
+        // libcamera cameras (Raspberry Pi camera modules, media-graph sensors) through the shim.
+        .target(name: "LibCamera", dependencies: ["CLibCamera", "V4L2", "VideoCore"], swiftSettings: strict),
         // Encoder, validation and image operations.
         // Always optimized: its pixel loops (SIMD in PlaneConversion+SIMD) are hundreds of
         // times slower at -Onone, too slow for the debug builds the VM tests run.
@@ -58,7 +64,7 @@ let package = Package(
                 swiftSettings: strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // Capture-session actors, frame fan-out, photo output; one-shot snapshots.
         .target(name: "CaptureSession", dependencies: [
-            "V4L2", "JPEG", "Video", "VideoCore",
+            "V4L2", "LibCamera", "JPEG", "Video", "VideoCore",
             .product(name: "SystemPackage", package: "swift-system"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
@@ -66,7 +72,7 @@ let package = Package(
         .target(name: "APIModel", dependencies: ["CaptureSession", "V4L2"], swiftSettings: strict),
         // The HTTP/1.1 control API (server routes).
         .target(name: "ControlAPI", dependencies: [
-            "APIModel", "CaptureSession", "V4L2", "JPEG", "Video", "VideoCore",
+            "APIModel", "CaptureSession", "V4L2", "LibCamera", "JPEG", "Video", "VideoCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
@@ -97,7 +103,7 @@ let package = Package(
         ], swiftSettings: strict),
 
         .executableTarget(name: "camctl", dependencies: [
-            "APIModel", "CaptureSession", "Client", "V4L2", "JPEG", "Video", "VideoCore",
+            "APIModel", "CaptureSession", "Client", "V4L2", "LibCamera", "JPEG", "Video", "VideoCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
@@ -110,6 +116,7 @@ let package = Package(
 
         .testTarget(name: "VideoCoreTests", dependencies: ["VideoCore"], swiftSettings: strict),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CV4L2"], swiftSettings: strict),
+        .testTarget(name: "LibCameraTests", dependencies: ["LibCamera", "V4L2", "VideoCore"], swiftSettings: strict),
         .testTarget(name: "VideoTests", dependencies: ["Video", "JPEG", "VideoCore", "CamdTestSupport"], swiftSettings: strict),
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "CTurboJPEG", "CamdTestSupport"], swiftSettings: strict),
         // What several test targets share: reading camd's EXIF back.

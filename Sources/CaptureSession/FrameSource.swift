@@ -1,7 +1,8 @@
+import LibCamera
 import V4L2
 import VideoCore
 
-/// Where frames come from: a V4L2 camera, or the synthetic test source.
+/// Where frames come from: a V4L2 camera, a libcamera camera, or the synthetic test source.
 /// Owned by one thread at a time (the capture thread, or a command-line tool).
 public protocol FrameSource: AnyObject {
     /// "/dev/video0 (vivid)" or "testsrc (synthetic test source, not a camera)".
@@ -43,16 +44,49 @@ public enum FrameSources {
         if selector == syntheticName {
             return try SyntheticSource(request: request)
         }
-        return try V4L2Source(path: try DeviceDiscovery.resolve(selector), request: request, controls: controls)
+        if LibCameraLibrary.isSelector(selector), let selector {
+            return try LibCameraSource(selector: selector, request: request, controls: controls)
+        }
+        let path: String
+        do {
+            path = try DeviceDiscovery.resolve(selector)
+        } catch where selector == nil && error.kind == .noSuchDevice {
+            // No V4L2 camera: the first camera is libcamera's, if it has one (a Pi with a camera module).
+            guard case .success(let library) = LibCameraLibrary.shared, let first = library.cameras().first else { throw error }
+            return try LibCameraSource(selector: first.selector, request: request, controls: controls)
+        }
+        do {
+            return try V4L2Source(path: path, request: request, controls: controls)
+        } catch where error.errno == .brokenPipe {
+            throw Self.namingLibCameraCameras(error)
+        }
+    }
+
+    /// A node inside a media pipeline refused to stream: says which libcamera cameras drive pipelines here.
+    static func namingLibCameraCameras(_ error: DeviceError) -> DeviceError {
+        var named = error
+        switch LibCameraLibrary.shared {
+        case .success(let library):
+            let cameras = library.cameras()
+            named.message += cameras.isEmpty ? " (libcamera found no camera here)"
+                : ". libcamera cameras here: " + cameras.map { "`-d \($0.selector)` (\($0.model.isEmpty ? $0.id : $0.model))" }.joined(separator: ", ")
+        case .failure(let unavailable):
+            named.message += " (\(unavailable.message))"
+        }
+        return named
     }
 
     /// What a selector names and the pixel formats it offers, found without streaming:
-    /// the synthetic source's list, or a V4L2 node opened briefly. Blocks; call it off
+    /// the synthetic source's list, a libcamera camera acquired briefly, or a V4L2 node opened briefly. Blocks; call it off
     /// the actors. Throws `.notACamera` for anything but a V4L2 capture node (a regular
     /// file, /dev/null, a symbolic link to either), and the open's error otherwise.
     public static func offeredFormats(_ selector: String?) throws(DeviceError) -> (source: String, formats: [PixelFormat]) {
         if selector == syntheticName {
             return ("\(syntheticName) (synthetic test source, not a camera)", SyntheticSource.formats)
+        }
+        if LibCameraLibrary.isSelector(selector), let selector {
+            let camera = try LibCameraDevice(selector: selector)
+            return (camera.name, try camera.formats().compactMap(\.format))
         }
         let device = try VideoDevice(path: try DeviceDiscovery.resolve(selector))
         return ("\(device.path) (\(device.info.card))", try device.formats().map(\.format))

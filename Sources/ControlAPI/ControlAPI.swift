@@ -2,6 +2,7 @@ import APIModel
 import CaptureSession
 import Foundation
 import Hummingbird
+import LibCamera
 import Logging
 import V4L2
 import VideoCore
@@ -87,7 +88,7 @@ func addStatusRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
             startedAt: ISO8601DateFormatter().string(from: services.daemon.startedAt), cameras: cameras))
     }
     v1.get("devices") { _, _ in
-        let devices = await BlockingIO.run { DeviceDiscovery.all(details: true).map(\.summary) }
+        let devices = await BlockingIO.run { DeviceDiscovery.all(details: true).map(\.summary) + LibCameraDiscovery.all().cameras }
         return try JSONBody.response(devices)
     }
 }

@@ -71,6 +71,14 @@ public final class CaptureStream {
     private static func starting<Argument>(_ device: VideoDevice, _ request: UInt, _ argument: inout Argument,
                                            _ what: String) throws(DeviceError) {
         guard case .failure(let error) = Syscall.ioctl(device.fd, request, &argument) else { return }
+        if error == .brokenPipe {
+            // EPIPE at STREAMON: the links and formats of the node's media pipeline do not match.
+            throw DeviceError(.unsupported, path: device.path,
+                              "\(device.path) refused \(what) (\(error)): it is one node of a media pipeline (driver \(device.info.driver)) "
+                              + "whose links and formats are not configured, so it is not a camera on its own. "
+                              + "Use the libcamera camera that drives the pipeline (`camctl devices` lists it as libcamera:N), or configure the pipeline with media-ctl first",
+                              errno: error)
+        }
         let failure = DeviceError.from(error, path: device.path, during: what)
         guard failure.kind == .unsupported else { throw failure }
         throw DeviceError(.streamFailed, path: device.path,

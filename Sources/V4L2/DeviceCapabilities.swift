@@ -28,6 +28,11 @@ public struct DeviceCapabilities: OptionSet, Hashable, Sendable {
     /// The corresponding C constant is `V4L2_CAP_STREAMING`.
     public static let streaming = DeviceCapabilities(rawValue: UInt32(V4L2_CAP_STREAMING))
 
+    /// The node is one part of a media pipeline whose links and formats are set through its
+    /// media controller (/dev/mediaN): not a camera on its own (vimc, a Pi's unicam and ISP nodes).
+    /// The corresponding C constant is `V4L2_CAP_IO_MC`.
+    public static let mediaControlled = DeviceCapabilities(rawValue: UInt32(V4L2_CAP_IO_MC))
+
     /// A camera camd can use: single-planar video capture with streaming I/O.
     public var isCamera: Bool { contains(.videoCapture) && contains(.streaming) && !contains(.memoryToMemory) }
 
@@ -52,7 +57,7 @@ public struct DeviceCapabilities: OptionSet, Hashable, Sendable {
             (.videoCapture, "capture"), (.videoCaptureMultiplanar, "capture-mplane"),
             (.videoOutput, "output"), (.videoOutputMultiplanar, "output-mplane"), (.memoryToMemory, "m2m"),
             (.metadataCapture, "metadata"), (.vbiCapture, "vbi"), (.sdrCapture, "sdr"), (.radio, "radio"),
-            (.touch, "touch"), (.streaming, "streaming"),
+            (.touch, "touch"), (.streaming, "streaming"), (.mediaControlled, "io-mc"),
         ]
         return all.filter { contains($0.0) }.map(\.1)
     }

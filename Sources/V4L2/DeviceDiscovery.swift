@@ -25,6 +25,8 @@ public struct DiscoveredDevice: Sendable {
     public var formats: [FormatDescription]
     /// Why the node could not be opened, if it could not.
     public var openError: DeviceError?
+    /// Why a capture node is not offered as a camera, when it is part of a media pipeline.
+    public var notACameraBecause: String?
 }
 
 /// Finds V4L2 nodes through sysfs and udev's stable names, and resolves what a
@@ -49,6 +51,12 @@ public enum DeviceDiscovery {
                 let opened = try VideoDevice(path: path)
                 device.info = opened.info
                 device.isCamera = true
+                if opened.info.capabilities.contains(.mediaControlled) {
+                    // Streaming it alone fails with EPIPE until its pipeline is configured: libcamera does that.
+                    device.isCamera = false
+                    device.notACameraBecause = "part of a media pipeline (\(opened.info.driver)): not a camera on its own; "
+                        + "use the libcamera camera that drives it (`camctl devices` lists it as libcamera:N)"
+                }
                 if details { device.formats = (try? opened.formats()) ?? [] }
             } catch {
                 device.openError = error

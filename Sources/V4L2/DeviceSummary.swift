@@ -20,6 +20,28 @@ public struct DeviceSummary: Codable, Sendable, Hashable {
         public var compressed: Bool
         /// Discrete sizes ("640x480"), or one "MINxMIN-MAXxMAX" range.
         public var sizes: [String]
+
+        public init(fourcc: String, description: String, compressed: Bool, sizes: [String]) {
+            self.fourcc = fourcc
+            self.description = description
+            self.compressed = compressed
+            self.sizes = sizes
+        }
+    }
+
+    public init(path: String, card: String, driver: String?, bus: String?, camera: Bool, accessible: Bool, problem: String?,
+                byID: [String], byPath: [String], capabilities: [String], formats: [Format]) {
+        self.path = path
+        self.card = card
+        self.driver = driver
+        self.bus = bus
+        self.camera = camera
+        self.accessible = accessible
+        self.problem = problem
+        self.byID = byID
+        self.byPath = byPath
+        self.capabilities = capabilities
+        self.formats = formats
     }
 }
 

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""camctl and camd on a libcamera camera, inside the test VM (run by scripts/libcamera-guest.sh).
+
+vimc (the kernel's virtual media-controller camera, built for the guest kernel by
+scripts/test-libcamera) is loaded; libcamera's vimc pipeline handler offers one camera,
+"Sensor B", in RGB888/BGR888 only, and its video nodes are parts of a media pipeline,
+not cameras on their own. Its picture is 75% colour bars (v4l2-tpg) under a text line.
+Prints PASS/FAIL lines and a final "N passed, N failed" line.
+
+usage: libcamera-checks.py REPO RESULTS_DIR
+"""
+import grp
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from pictures import bars, bars_ok  # noqa: E402
+from camdclient import Suite, call, camera_status, read_stream, start_camd, stop_camd, wait_for, write_config  # noqa: E402
+
+REPO, RESULTS = sys.argv[1], sys.argv[2]
+CAMD = os.path.join(REPO, ".build/debug/camd")
+CAMCTL = os.path.join(REPO, ".build/debug/camctl")
+SOCK = "/run/camd-libcamera.sock"
+WORK = tempfile.mkdtemp(prefix="camd-libcamera-")
+os.chmod(WORK, 0o1777)  # uid 65534 writes its snapshots here
+NOBODY = 65534
+VIMC = "/sys/bus/platform/drivers/vimc"
+# vimc snaps widths: 640x480 becomes 636x480 (libcamera says Adjusted).
+ASKED, ADJUSTED = "640x480", (636, 480)
+TOLERANCE = 8
+
+suite = Suite(os.path.join(RESULTS, "libcamera-checks.log"))
+T0 = time.time()
+
+
+def check(name, ok, detail=""):
+    print(f"# +{time.time() - T0:.0f}s", flush=True)
+    return suite.check(name, ok, detail)
+
+
+def camctl(*args, timeout=120):
+    return subprocess.run([CAMCTL, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def save(name, data):
+    with open(os.path.join(RESULTS, name), "wb") as f:
+        f.write(data)
+
+
+def picture_ok(name, jpeg):
+    """The JPEG has the adjusted size and vimc's bars within TOLERANCE; (ok, detail)."""
+    try:
+        size, colours = bars(jpeg)
+    except Exception as error:  # noqa: BLE001 - any decode failure is the finding
+        return False, f"not a picture PIL reads: {error}"
+    save(name, jpeg)
+    return size == ADJUSTED and bars_ok(colours, TOLERANCE), f"size {size[0]}x{size[1]}, bars {colours}"
+
+
+# ---------------------------------------------------------------- discovery
+listing = camctl("devices")
+print(listing.stdout + listing.stderr)
+check("camctl devices lists libcamera:0 (Sensor B) with BGR3, libcamera's RGB888",
+      listing.returncode == 0 and "libcamera:0" in listing.stdout and "Sensor B" in listing.stdout
+      and "RGB888" in listing.stdout, listing.stdout.strip()[-300:])
+check("camctl devices no longer offers vimc's /dev/video nodes as cameras",
+      "/dev/video" not in listing.stdout, listing.stdout.strip()[:300])
+every = camctl("devices", "--all")
+check("camctl devices --all says why vimc's nodes are not cameras (media pipeline, libcamera)",
+      "part of a media pipeline" in every.stdout, every.stdout.strip()[:400])
+as_json = camctl("devices", "--json")
+try:
+    entries = json.loads(as_json.stdout)
+except ValueError:
+    entries = []
+lib = [e for e in entries if e.get("path") == "libcamera:0"]
+check("camctl devices --json: libcamera:0 with formats BGR3 and RGB3",
+      lib and {f["fourcc"] for f in lib[0]["formats"]} >= {"BGR3", "RGB3"}, json.dumps(lib)[:300])
+
+# ---------------------------------------------------------------- camctl snapshot
+out = os.path.join(WORK, "snap.jpg")
+snap = camctl("snapshot", "-d", "libcamera:0", "--size", ASKED, "-o", out)
+data = open(out, "rb").read() if os.path.exists(out) else b""
+ok, detail = picture_ok("camctl-snapshot.jpg", data) if data else (False, snap.stderr.strip()[-300:])
+check(f"camctl snapshot -d libcamera:0 --size {ASKED}: a {ADJUSTED[0]}x{ADJUSTED[1]} JPEG with the bars within ±{TOLERANCE}", ok, detail)
+
+for fourcc in ("RGB3", "BGR3"):
+    out = os.path.join(WORK, f"snap-{fourcc}.jpg")
+    snap = camctl("snapshot", "-d", "libcamera:0", "--size", ASKED, "--format", fourcc, "-o", out)
+    data = open(out, "rb").read() if os.path.exists(out) else b""
+    ok, detail = picture_ok(f"camctl-snapshot-{fourcc}.jpg", data) if data else (False, snap.stderr.strip()[-300:])
+    check(f"camctl snapshot --format {fourcc} (libcamera {'BGR888' if fourcc == 'RGB3' else 'RGB888'}): the bars in their order", ok, detail)
+
+raw = camctl("snapshot", "-d", "/dev/video0", "-o", os.path.join(WORK, "raw.jpg"), "--timeout", "5")
+check("camctl snapshot -d /dev/video0 (a node inside vimc's pipeline) fails and names the pipeline and libcamera:0",
+      raw.returncode != 0 and "media pipeline" in raw.stderr and "libcamera:0" in raw.stderr, raw.stderr.strip()[-400:])
+
+# ---------------------------------------------------------------- permissions
+# libcamera skips a media graph it cannot open: the camera must still be explained.
+as_nobody = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}"]
+out = os.path.join(WORK, "nobody.jpg")
+denied = subprocess.run(as_nobody + ["--clear-groups", CAMCTL, "snapshot", "-d", "libcamera:0", "--size", ASKED, "-o", out],
+                        capture_output=True, text=True, timeout=120)
+check(f"camctl snapshot -d libcamera:0 as uid {NOBODY} without groups fails naming /dev/media0 and group video",
+      denied.returncode != 0 and "/dev/media0" in denied.stderr and "video" in denied.stderr and not os.path.exists(out),
+      f"exit {denied.returncode}: {denied.stderr.strip()[-400:]}")
+video_gid = grp.getgrnam("video").gr_gid
+allowed = subprocess.run(as_nobody + [f"--groups={video_gid}", CAMCTL, "snapshot", "-d", "libcamera:0", "--size", ASKED, "-o", out],
+                         capture_output=True, text=True, timeout=120)
+data = open(out, "rb").read() if os.path.exists(out) else b""
+ok, detail = picture_ok("nobody-video.jpg", data) if data else (False, f"exit {allowed.returncode}: {allowed.stderr.strip()[-300:]}")
+check(f"camctl snapshot -d libcamera:0 as uid {NOBODY} in group video works", ok, detail)
+
+# ---------------------------------------------------------------- camd
+config = write_config(os.path.join(WORK, "camd.toml"), f"""
+[daemon]
+socket = "{SOCK}"
+socket_group = ""
+
+[[camera]]
+id = "vimc"
+device = "libcamera:0"
+size = "{ASKED}"
+""")
+photos = os.path.join(WORK, "photos")
+camd = start_camd(CAMD, config, photos, os.path.join(RESULTS, "camd.log"))
+try:
+    running = wait_for(lambda: camera_status(SOCK, "vimc").get("state") == "running"
+                       and camera_status(SOCK, "vimc").get("frames_captured", 0) > 3, 90)
+    st = camera_status(SOCK, "vimc") if running else {}
+    check("camd runs libcamera:0: status running, size is the adjusted 636x480, format RGB3 or BGR3",
+          running and st.get("size") == "636x480" and st.get("format") in ("RGB3", "BGR3"),
+          json.dumps({k: st.get(k) for k in ("state", "size", "format", "source", "reason")}))
+    status, _, body = call(SOCK, "GET", "/v1/cameras/vimc/snapshot", timeout=60)
+    ok, detail = picture_ok("camd-snapshot.jpg", body) if status == 200 else (False, f"HTTP {status}")
+    check("camd snapshot: a 636x480 JPEG with the bars", ok, detail)
+    _, _, parts = read_stream(SOCK, "/v1/cameras/vimc/stream", seconds=4)
+    check("camd MJPEG stream for 4 s: at least 5 JPEG parts", len(parts) >= 5, f"{len(parts)} parts")
+    status, _, body = call(SOCK, "GET", "/v1/devices", timeout=60)
+    devices = json.loads(body) if status == 200 else []
+    check("GET /v1/devices lists libcamera:0", any(d.get("path") == "libcamera:0" for d in devices),
+          json.dumps([d.get("path") for d in devices]))
+    # Unplugged: vimc unbound from its driver while camd streams (rmmod cannot: libcamera holds its
+    # nodes open). libcamera 0.0.3 aborts a process that stops such a camera before it has marked
+    # it disconnected, and does not always mark it: camd must survive and say the camera is gone.
+    # Taking it back after `bind` is not done yet (see issue 17), so it is not checked here.
+    with open(f"{VIMC}/unbind", "w") as f:
+        f.write("vimc.0")
+    t0 = time.time()
+    gone = wait_for(lambda: camera_status(SOCK, "vimc").get("state") != "running", 30, 0.2)
+    time.sleep(5)  # past the stop that used to abort
+    alive = camd.poll() is None
+    st = camera_status(SOCK, "vimc") if alive else {}
+    check("vimc unbound while streaming: camd survives, leaves running within 30 s and says to restart it",
+          gone and alive and st.get("state") != "running" and "Restart camd" in (st.get("reason") or ""),
+          f"after {time.time() - t0:.1f}s: " + json.dumps({k: st.get(k) for k in ("state", "reason")}) + ("" if alive else f"; camd exited {camd.returncode}"))
+    with open(f"{VIMC}/bind", "w") as f:
+        f.write("vimc.0")
+finally:
+    stop_camd(camd)
+
+sys.exit(suite.finish())
