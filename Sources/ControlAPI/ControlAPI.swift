@@ -34,6 +34,8 @@ public struct APIServices: Sendable {
     public var daemon: DaemonInfo
     public var logger: Logger
     public var access: AccessPolicy
+    /// The daemon's event log (`GET /v1/events`); the one `photos` publishes to.
+    public var events: EventLog
 
     public init(cameras: Cameras, photos: PhotoOutput, daemon: DaemonInfo, logger: Logger = Logger(label: "camd.api"),
                 access: AccessPolicy = AccessPolicy()) {
@@ -44,6 +46,7 @@ public struct APIServices: Sendable {
         self.daemon = daemon
         self.logger = logger
         self.access = access
+        events = photos.events
     }
 }
 
@@ -65,6 +68,7 @@ public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
     addRecordingRoutes(v1, services)
     addLiveVideoRoutes(v1, services)
     addTimelapseRoutes(v1, services)
+    addEventRoutes(v1, services)
     addLivePageRoutes(router, services)
     addWebRoutes(router, services)
     router.get("metrics") { _, _ in try await Metrics.response(services) }
