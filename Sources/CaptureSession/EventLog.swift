@@ -82,6 +82,16 @@ public final class EventLog: Sendable {
         }
     }
 
+    /// Ends every subscription (their readers get what is queued, then the end), so streams
+    /// to clients finish when camd shuts down. Events published later are still kept.
+    public func endSubscriptions() {
+        let ended = state.withLock { state -> [EventSubscription] in
+            defer { state.subscribers.removeAll() }
+            return Array(state.subscribers.values)
+        }
+        for subscription in ended { subscription.end() }
+    }
+
     /// Ends a subscription: its reader gets what is queued, then the end.
     func unsubscribe(_ id: UInt64) {
         let subscription = state.withLock { $0.subscribers.removeValue(forKey: id) }

@@ -8,23 +8,34 @@ import Hummingbird
 /// `?types=a,b` keep only those.
 func addEventRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServices) {
     v1.get("events") { request, _ in
-        let query = request.uri.queryParameters
-        let known: Set<String> = ["camera", "types", "last_event_id"]
-        for (key, _) in query where !known.contains(String(key)) {
-            throw APIError.badRequest("unknown parameter \"\(key)\"; events takes \(known.sorted().joined(separator: ", "))",
-                                      code: "bad_parameter")
-        }
-        let after = try lastEventID(request.headers[lastEventIDHeader] ?? query.get("last_event_id"))
-        var filter = EventFilter()
-        if let camera = query.get("camera") {
-            guard services.cameras[camera] != nil else { throw APIError.unknownCamera(camera, known: services.cameras.ids) }
-            filter.camera = camera
-        }
-        if let types = query.get("types") {
-            filter.types = try eventTypes(types)
-        }
+        let (after, filter) = try eventRequest(request, services)
         return EventStream.response(services.events.subscribe(after: after, filter: filter))
     }
+    // The checks and headers, then the end: no subscription, so nothing waits for a client that reads no body.
+    v1.head("events") { request, _ in
+        _ = try eventRequest(request, services)
+        return headOnly(EventStream.headers)
+    }
+}
+
+/// The request's resume point and filter, or the error that says what is wrong with them.
+private func eventRequest(_ request: Request, _ services: APIServices) throws -> (UInt64?, EventFilter) {
+    let query = request.uri.queryParameters
+    let known: Set<String> = ["camera", "types", "last_event_id"]
+    for (key, _) in query where !known.contains(String(key)) {
+        throw APIError.badRequest("unknown parameter \"\(key)\"; events takes \(known.sorted().joined(separator: ", "))",
+                                  code: "bad_parameter")
+    }
+    let after = try lastEventID(request.headers[lastEventIDHeader] ?? query.get("last_event_id"))
+    var filter = EventFilter()
+    if let camera = query.get("camera") {
+        guard services.cameras[camera] != nil else { throw APIError.unknownCamera(camera, known: services.cameras.ids) }
+        filter.camera = camera
+    }
+    if let types = query.get("types") {
+        filter.types = try eventTypes(types)
+    }
+    return (after, filter)
 }
 
 /// Sent by a browser's EventSource when it reconnects.
