@@ -93,6 +93,7 @@ public enum CamdDaemon {
         if let server = rtspServer(configuration, cameras: cameras) {
             serviceList.append(.init(service: RTSPService(server: server, logger: logger)))
         }
+        serviceList.append(.init(service: HookService(events: events, cameras: cameras, photoRoot: photoRoot, logger: Logger(label: "camd.hooks"))))
         serviceList += [.init(service: watchdog), .init(service: reload),
                         .init(service: TimelapseService(timelapses: services.timelapses, logger: logger))]
         var groupConfiguration = ServiceGroupConfiguration(
