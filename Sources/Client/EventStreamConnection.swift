@@ -78,17 +78,26 @@ public final class EventStreamConnection: @unchecked Sendable {  // read by one 
     }
 
     /// The next event; nil when camd ended the stream (or answered with an error: see `status`).
-    public func next() throws(ClientError) -> ServerSentEvent? {
+    /// - Parameter output: a descriptor written to (camctl's stdout): nil as soon as it is
+    ///   closed at the other end (`| head -1` exited), rather than at the next event's write.
+    public func next(watching output: Int32? = nil) throws(ClientError) -> ServerSentEvent? {
         while ready.isEmpty {
-            guard try receive() else { return nil }
+            guard try receive(watching: output) else { return nil }
         }
         return ready.removeFirst()
     }
 
     /// Reads what has arrived into the parser; false at the end of the stream.
-    private func receive() throws(ClientError) -> Bool {
+    private func receive(watching output: Int32? = nil) throws(ClientError) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
+            if let output {
+                // A pipe's write end reports POLLERR once its reader is gone.
+                var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: output, events: 0, revents: 0)]
+                if poll(&fds, 2, -1) < 0 { if errno == EINTR { continue } }
+                if fds[1].revents & Int16(POLLERR | POLLHUP) != 0 { return false }
+                if fds[0].revents == 0 { continue }
+            }
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count == 0 { return false }
             if count < 0 {

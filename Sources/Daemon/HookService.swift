@@ -58,21 +58,23 @@ public final class HookService: Service, Sendable {
 
     /// Starts `job` now if fewer than `concurrency` run, queues it otherwise, or drops it.
     func submit(_ job: HookJob) {
-        let start = state.withLock { pool -> Bool in
+        enum Fate { case start, wait, drop }
+        let fate = state.withLock { pool -> Fate in
             if pool.running < concurrency {
                 pool.running += 1
-                return true
+                return .start
             }
-            if pool.waiting.count < queueCapacity {
-                pool.waiting.append(job)
-            } else {
+            guard pool.waiting.count < queueCapacity else {
                 pool.dropped += 1
+                return .drop
             }
-            return false
+            pool.waiting.append(job)
+            return .wait
         }
-        if start {
-            launch(job)
-        } else if counts.waiting >= queueCapacity {
+        switch fate {
+        case .start: launch(job)
+        case .wait: break
+        case .drop:
             logger.error("hook \(job.name) not run for event \(job.environment["CAMD_EVENT_ID"] ?? "?"): \(concurrency) hooks run and \(queueCapacity) wait; make the hooks quicker, or lower hook_timeout")
         }
     }

@@ -50,7 +50,7 @@ struct EventsCommand: ParsableCommand {
         defer { interrupt.cancel() }
         while true {
             let event: ServerSentEvent?
-            do { event = try connection.next() } catch {
+            do { event = try connection.next(watching: STDOUT_FILENO) } catch {
                 throw fail(error.description, ExitStatus.deviceIO)
             }
             guard let event else { break }
