@@ -123,7 +123,7 @@ let package = Package(
         .target(name: "CamdTestSupport", dependencies: ["JPEG"], path: "Tests/CamdTestSupport", swiftSettings: strict),
         .testTarget(name: "CaptureSessionTests", dependencies: ["CaptureSession", "CamdTestSupport", "V4L2", "Video"], swiftSettings: strict),
         .testTarget(name: "ControlAPITests", dependencies: [
-            "ControlAPI", "CaptureSession", "JPEG", "Video", "VideoCore", "CamdTestSupport", "APIModel",
+            "ControlAPI", "CaptureSession", "JPEG", "Video", "VideoCore", "CamdTestSupport", "APIModel", "Client",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ], swiftSettings: strict),
@@ -138,7 +138,7 @@ let package = Package(
             "RTSP", "CaptureSession", "CamdTestSupport", "VideoCore",
         ], swiftSettings: strict),
         // Runs only inside the vivid VM (CAMD_TEST_VIVID=1); see scripts/test-vivid.
-        .testTarget(name: "VividTests", dependencies: ["CaptureSession", "ControlAPI", "V4L2", "JPEG", "Video", "CamdTestSupport",
+        .testTarget(name: "VividTests", dependencies: ["CaptureSession", "ControlAPI", "V4L2", "JPEG", "Video", "CamdTestSupport", "APIModel", "Client",
                                                  .product(name: "HummingbirdTesting", package: "hummingbird")],
                     swiftSettings: strict),
     ]

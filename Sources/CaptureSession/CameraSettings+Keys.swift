@@ -10,7 +10,7 @@ extension CameraSettings {
     public typealias Key = SettingKey<CameraSettings>
 
     /// Every setting but `id`, in the order docs list them.
-    public static let keys: [Key] = deviceKeys + encoderKeys + photoKeys + imageKeys + videoKeys
+    public static let keys: [Key] = deviceKeys + encoderKeys + photoKeys + imageKeys + videoKeys + hookKeys
 
     /// The groups whose keys are set one by one (`photos.keep_count`); every other
     /// table-valued setting (`controls`, `location`) is set as a whole.

@@ -35,6 +35,8 @@ public struct CameraSettings: Sendable, Hashable {
     /// does: a snapshot is then answered from a JPEG already made, for the CPU of a
     /// constant encode. Off by default: an idle camera then costs almost nothing.
     public var encodeEveryFrame: Bool
+    /// Programs run on the camera's events (`on_photo`, ...): see `HookSettings`.
+    public var hooks = HookSettings()
 
     /// One encoder per core, so 1080p30 keeps up on a small board.
     public static let defaultEncoderThreads = min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 8)

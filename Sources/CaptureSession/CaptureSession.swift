@@ -12,8 +12,16 @@ import VideoCore
 public actor CaptureSession {
     public nonisolated let id: String
     public private(set) var settings: CameraSettings
-    public private(set) var state: SessionState = .idle
+    /// Every change is published to `events` as `camera_state`; set `reason` first, so it goes with it.
+    public private(set) var state: SessionState = .idle {
+        didSet {
+            guard state != oldValue else { return }
+            events.publish(.cameraState(.init(camera: id, state: state, previous: oldValue, reason: reason)))
+        }
+    }
     private var reason: String?
+    /// Where the camera's state changes go (the daemon's one log).
+    public nonisolated let events: EventLog
     private let hub = FrameHub()
     /// The H.264 stage: runs only while a recording (or a live client) wants video.
     private let video: VideoStage
@@ -49,13 +57,15 @@ public actor CaptureSession {
     /// Warm-up frames skipped when a snapshot had to start the camera.
     public static let warmUpFrames = 3
 
-    public init(settings: CameraSettings, logger: Logger = Logger(label: "camd.camera")) {
-        self.init(settings: settings, logger: logger, openSource: CaptureWorker.openSource)
+    public init(settings: CameraSettings, logger: Logger = Logger(label: "camd.camera"), events: EventLog = EventLog()) {
+        self.init(settings: settings, logger: logger, events: events, openSource: CaptureWorker.openSource)
     }
 
     /// With `openSource`, tests stand in for `FrameSources.open` to make a device fail on cue.
-    init(settings: CameraSettings, logger: Logger = Logger(label: "camd.camera"), openSource: @escaping CaptureWorker.Opener) {
+    init(settings: CameraSettings, logger: Logger = Logger(label: "camd.camera"), events: EventLog = EventLog(),
+         openSource: @escaping CaptureWorker.Opener) {
         self.openSource = openSource
+        self.events = events
         self.id = settings.id
         self.settings = settings
         var logger = logger
@@ -77,8 +87,8 @@ public actor CaptureSession {
             if !onDemand { startedOnDemand = false }
             return status()
         }
-        state = .starting
         reason = nil
+        state = .starting
         startedOnDemand = onDemand
         lastUse = .now
         let epoch = hub.reopen(encodeEveryFrame: settings.encodeEveryFrame)
@@ -538,8 +548,8 @@ public actor CaptureSession {
         guard sender === worker else { return }
         switch event {
         case .running(let name, let cardName, let configuration):
-            self.state = sender.isStopping ? .stopping : .running
             self.reason = nil
+            self.state = sender.isStopping ? .stopping : .running
             self.source = name
             self.card = cardName
             self.configuration = configuration
@@ -574,8 +584,8 @@ public actor CaptureSession {
         errors += 1
         lastError = error.message
         lastErrorKind = error.kind.rawValue
-        self.state = state
         reason = error.message
+        self.state = state
     }
 
     private func settle() {

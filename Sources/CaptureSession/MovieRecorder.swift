@@ -230,8 +230,14 @@ public actor MovieRecorder {
         case .barrier(let continuation):
             continuation.resume()
         case .event(let id, let event):
+            if case .fileStarted(let name) = event {
+                output.events.publish(.recordingStarted(.init(camera: camera, name: name)))
+                return
+            }
             guard let active, active.id == id else { return }
             switch event {
+            case .fileStarted:
+                break
             case .durationReached:
                 await finish(active, sinkStopped: true)
             case .failed(let error):
@@ -264,6 +270,8 @@ public actor MovieRecorder {
             let record = try await output.adoptVideo(at: file.temporaryPath, camera: camera, name: file.name,
                                                      captureTime: file.startTime, retention: settings.video)
             current.saved.append(record)
+            output.events.publish(.recordingFinished(.init(camera: camera, name: record.name,
+                                                           durationSeconds: record.duration ?? 0, bytes: record.bytes)))
         } catch {
             if case .notFound = error { return }  // no whole fragment: nothing worth keeping
             logger.error("recording \(file.name) could not be named: \(error)")

@@ -63,6 +63,7 @@ extension PhotoOutput {
                 result.removedFiles += 1
                 result.removedBytes += record.bytes
                 index[camera]?.remove(record)
+                events.publish(.photoDeleted(.init(name: record.name, why: .retention, camera: camera)))
             case .noSuchFileOrDirectory?:
                 index[camera]?.remove(record)  // already gone: only the list was out of date
             case let cause?:

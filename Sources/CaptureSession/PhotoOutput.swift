@@ -31,13 +31,19 @@ public actor PhotoOutput {
     private var loading: Task<[String: CameraPhotos], Never>?
     var counters = Statistics()
     var perCamera: [String: CameraTotals] = [:]
+    /// Where saves and deletions are published (`photo_saved`, `photo_deleted`, `disk_full`).
+    public nonisolated let events: EventLog
+    /// The last save failed for a full disk; the next one that works publishes `disk_recovered`.
+    private var diskFull = false
 
-    /// - Parameter root: the photo folder; it and the camera folders in it are
-    ///   created on the first save if missing.
-    public init(root: String) {
+    /// - Parameters:
+    ///   - root: the photo folder; it and the camera folders in it are created on the first save if missing.
+    ///   - events: the daemon's event log.
+    public init(root: String, events: EventLog = EventLog()) {
         var root = root.isEmpty ? "." : root
         while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
         self.root = root
+        self.events = events
     }
 
     /// Totals since start, for /metrics.
@@ -106,8 +112,17 @@ public actor PhotoOutput {
         } catch {
             counters.saveFailures += 1
             perCamera[camera, default: CameraTotals()].saveFailures += 1
+            if case .diskFull(let message) = error, !diskFull {
+                diskFull = true
+                events.publish(.diskFull(.init(path: root, message: message)))
+            }
             throw error
         }
+        if diskFull {
+            diskFull = false
+            events.publish(.diskRecovered(.init(path: root, message: "photos of camera \(camera) are saved again in \(root)")))
+        }
+        events.publish(.photoSaved(.init(camera: camera, name: record.name, bytes: record.bytes, width: width, height: height)))
         counters.photosSaved += 1
         counters.bytesWritten += jpeg.count
         perCamera[camera, default: CameraTotals()].photosSaved += 1
@@ -290,7 +305,10 @@ public actor PhotoOutput {
             forgetIfGone(record, error)
             throw error
         }
-        if let record, index[record.camera]?.remove(record) == true { counters.photosDeleted += 1 }
+        if let record, index[record.camera]?.remove(record) == true {
+            counters.photosDeleted += 1
+            events.publish(.photoDeleted(.init(name: record.name, why: .api, camera: record.camera)))
+        }
     }
 
     /// Checks the name and finds its record; nil if no indexed photo has it.

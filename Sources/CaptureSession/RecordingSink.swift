@@ -39,6 +39,8 @@ final class RecordingSink: VideoConsumer, @unchecked Sendable {  // queue state 
 
     /// What happened to the recording, as it happens.
     enum Event: Sendable {
+        /// A file was opened for the recording; `name` is the name it is written for.
+        case fileStarted(name: String)
         /// It has run for its `duration` and stopped.
         case durationReached
         /// A write failed and it stopped for good.
@@ -240,6 +242,7 @@ final class RecordingSink: VideoConsumer, @unchecked Sendable {  // queue state 
             return false
         }
         file = open
+        event(.fileStarted(name: name))
         return true
     }
 

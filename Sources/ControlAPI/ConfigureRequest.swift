@@ -6,6 +6,10 @@ import CaptureSession
 /// before anything changes.
 enum ConfigureRequest {
     static func apply(_ fields: [(key: String, value: SettingValue)], to current: CameraSettings) throws -> CameraSettings {
+        if let key = fields.first(where: { CameraSettings.fileOnlyKeys.contains($0.key) })?.key {
+            throw APIError(.forbidden, "file_only_setting",
+                           "\(key) runs a program as camd's user, so it is set only in camd.toml (then `systemctl reload camd`), not through the API")
+        }
         var settings = current
         do throws(SettingError) {
             try settings.apply(fields)

@@ -39,6 +39,8 @@ public struct APIServices: Sendable {
     public var sessions: SessionStore
     /// Thumbnails of saved files already rendered (`/v1/media/{name}/thumbnail`).
     var thumbnails = ThumbnailCache()
+    /// The daemon's event log (`GET /v1/events`); the one `photos` publishes to.
+    public var events: EventLog
 
     public init(cameras: Cameras, photos: PhotoOutput, daemon: DaemonInfo, logger: Logger = Logger(label: "camd.api"),
                 access: AccessPolicy = AccessPolicy(), sessions: SessionStore = SessionStore()) {
@@ -50,6 +52,7 @@ public struct APIServices: Sendable {
         self.logger = logger
         self.access = access
         self.sessions = sessions
+        events = photos.events
     }
 }
 
@@ -72,6 +75,7 @@ public func buildRouter(_ services: APIServices) -> Router<CamdRequestContext> {
     addLiveVideoRoutes(v1, services)
     addTimelapseRoutes(v1, services)
     addSessionRoutes(v1, services)
+    addEventRoutes(v1, services)
     addLivePageRoutes(router, services)
     addWebRoutes(router, services)
     router.get("metrics") { _, _ in try await Metrics.response(services) }

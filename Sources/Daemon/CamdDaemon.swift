@@ -50,11 +50,12 @@ public enum CamdDaemon {
         let logger = Logger(label: "camd")
         umask(0o027)
 
+        let events = EventLog()
         let cameras = Cameras(cameraSettings(configuration, options, logger).map {
-            CaptureSession(settings: $0, logger: Logger(label: "camd.camera"))
+            CaptureSession(settings: $0, logger: Logger(label: "camd.camera"), events: events)
         })
         let photoRoot = options.photoRoot ?? configuration.photoRoot ?? defaultPhotoRoot()
-        let photos = PhotoOutput(root: photoRoot)
+        let photos = PhotoOutput(root: photoRoot, events: events)
         let access = AccessPolicy(fullAccessGroup: configuration.socketGroup.flatMap(SocketFile.groupID),
                                   readOnlyGroup: configuration.readOnlyGroup.flatMap(SocketFile.groupID),
                                   tcpToken: configuration.tcpToken, tcpViewToken: configuration.tcpViewToken,
@@ -86,13 +87,14 @@ public enum CamdDaemon {
         }
         let reload = ReloadService(reload: ConfigurationReload(
             path: options.configPath ?? DaemonConfiguration.defaultPath, defaultsIfMissing: options.configPath == nil,
-            running: configuration, cameras: cameras, camerasFromCommandLine: !options.cameras.isEmpty), logger: logger)
+            running: configuration, cameras: cameras, camerasFromCommandLine: !options.cameras.isEmpty, events: events), logger: logger)
         // Cameras stop before the listener: that ends live streams, so the listener can finish.
         // RTSP stops before the cameras: its clients leave the cameras' video first.
         var serviceList: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: listener), .init(service: cameraService)]
         if let server = rtspServer(configuration, cameras: cameras) {
             serviceList.append(.init(service: RTSPService(server: server, logger: logger)))
         }
+        serviceList.append(.init(service: HookService(events: events, cameras: cameras, photoRoot: photoRoot, logger: Logger(label: "camd.hooks"))))
         serviceList += [.init(service: watchdog), .init(service: reload),
                         .init(service: TimelapseService(timelapses: services.timelapses, logger: logger))]
         var groupConfiguration = ServiceGroupConfiguration(

@@ -50,6 +50,8 @@ public struct CameraService: Service {
         await withDiscardingTaskGroup { group in
             for session in cameras.sessions { group.addTask { await session.stop() } }
         }
+        // Event streams end too (a client waiting for events would hold the listener open).
+        photos.events.endSubscriptions()
         logger.info("all cameras stopped")
     }
 }

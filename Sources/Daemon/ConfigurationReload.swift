@@ -26,9 +26,12 @@ public actor ConfigurationReload {
     let camerasFromCommandLine: Bool
     /// What runs now: the last file read without a mistake.
     private var current: DaemonConfiguration
+    /// Where each reload's report is published (`config_reloaded`).
+    let events: EventLog?
 
     public init(path: String, defaultsIfMissing: Bool, running: DaemonConfiguration, cameras: Cameras,
-                camerasFromCommandLine: Bool) {
+                camerasFromCommandLine: Bool, events: EventLog? = nil) {
+        self.events = events
         self.path = path
         self.defaultsIfMissing = defaultsIfMissing
         self.cameras = cameras
@@ -67,6 +70,7 @@ public actor ConfigurationReload {
             }
         }
         current = new
+        events?.publish(.configReloaded(.init(changed: report.reconfigured, refused: report.refused, needsRestart: report.needsRestart)))
         return report
     }
 

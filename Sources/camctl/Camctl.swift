@@ -14,5 +14,5 @@ struct Camctl: ParsableCommand {
             stream) and open the camera themselves when it does not; --no-daemon forces the latter.
             """,
         subcommands: [Devices.self, SnapshotCommand.self, RecordCommand.self, Controls.self, Status.self, Start.self, Stop.self, Configure.self,
-                      ContactSheetCommand.self, TimelapseCommand.self])
+                      ContactSheetCommand.self, TimelapseCommand.self, EventsCommand.self])
 }
