@@ -44,7 +44,8 @@ import VideoCore
                     // The HLS playlist's route comes first and waits for the first segment, which is then kept.
                     .replacingOccurrences(of: "{media}", with: "0.m4s")
                 let path = uri.hasPrefix("/") ? uri : "/" + uri
-                if path.hasSuffix("/stream") || path.hasSuffix("/video") { continue }  // endless under GET: checked below
+                // Endless under GET: checked below.
+                if path.hasSuffix("/stream") || path.hasSuffix("/video") || path.hasSuffix("/events") { continue }
                 let get = try await client.execute(uri: path, method: .get) { $0 }
                 let head = try await client.execute(uri: path, method: .head) { $0 }
                 #expect(head.status == get.status, "HEAD \(path): \(head.status), GET: \(get.status)")
@@ -78,7 +79,8 @@ import VideoCore
 
             await session.start()
             let before = await session.status().framesEncoded
-            for path in ["/v1/cameras/synth/snapshot", "/v1/cameras/synth/stream", "/v1/cameras/synth/stream?fps=2", "/v1/cameras/synth/video"] {
+            for path in ["/v1/cameras/synth/snapshot", "/v1/cameras/synth/stream", "/v1/cameras/synth/stream?fps=2", "/v1/cameras/synth/video",
+                         "/v1/events", "/v1/events?camera=synth"] {
                 try await client.execute(uri: path, method: .head) { response in
                     #expect(response.status == .ok, "HEAD \(path)")
                     #expect(response.body.readableBytes == 0)
