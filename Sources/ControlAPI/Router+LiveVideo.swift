@@ -36,7 +36,7 @@ func addLiveVideoRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APISe
         } else if part != nil {
             throw APIError.badRequest("_HLS_part needs _HLS_msn: the part is of that segment", code: "bad_parameter")
         }
-        guard let playlist = window.playlist() else { throw try await noVideo(session) }
+        guard let playlist = window.playlist() else { throw try await noVideo(session, waitedFor: firstSegmentWait) }
         return Response(status: .ok, headers: [.contentType: "application/vnd.apple.mpegurl", .cacheControl: "no-cache"],
                         body: .init(byteBuffer: ByteBuffer(string: playlist)))
     }
@@ -44,7 +44,7 @@ func addLiveVideoRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APISe
         let session = try camera(context, services)
         let window = try await session.hls()
         if window.initSegment == nil { await window.waitForFirstSegment(timeout: LiveVideoStream.startTimeout) }
-        guard let bytes = window.initSegment else { throw try await noVideo(session) }
+        guard let bytes = window.initSegment else { throw try await noVideo(session, waitedFor: firstSegmentWait) }
         return Response(status: .ok, headers: [.contentType: "video/mp4", .cacheControl: "no-cache"],
                         body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
@@ -78,9 +78,13 @@ func hlsNumber(_ text: String?, _ name: String) throws -> Int? {
     return value
 }
 
-/// The answer when a camera gives no video: why, from its status.
-func noVideo(_ session: CaptureSession) async throws -> APIError {
+/// The answer when a camera gives no video: why, from its status. HLS waits for its first
+/// segment to end, which takes a keyframe interval (up to 60 s), not only a keyframe.
+func noVideo(_ session: CaptureSession, waitedFor: String = "no H.264 keyframe came") async throws -> APIError {
     let status = await session.status()
     let why = status.video.error ?? status.reason ?? "the camera is \(status.state.rawValue)"
-    return APIError(.serviceUnavailable, "no_video", "no H.264 keyframe came within \(LiveVideoStream.startTimeout): \(why)")
+    return APIError(.serviceUnavailable, "no_video", "\(waitedFor) within \(LiveVideoStream.startTimeout): \(why)")
 }
+
+/// What HLS waits for before its playlist and init segment exist.
+let firstSegmentWait = "the first HLS segment did not end (a segment ends at a keyframe, every video.keyframe_interval)"

@@ -110,12 +110,15 @@ struct MediaItem: Encodable {
 /// A place in the media list, as `after` gives it: `TIME/CAMERA/NAME` of the entry the
 /// page starts after (camera ids and names cannot hold '/'; the time as the list wrote it).
 func listPosition(_ text: String) throws -> PhotoRecord {
-    let parts = text.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
-    guard parts.count == 3, let time = Double(parts[0]), time.isFinite, CameraSettings.isValidID(String(parts[1])), !parts[2].isEmpty else {
+    // Split on the byte '/', not on Characters: a combining mark after a '/' (a name starting
+    // with an emoji modifier) makes one Character of both, and the '/' would go unseen.
+    let parts = text.utf8.split(separator: UInt8(ascii: "/"), maxSplits: 2, omittingEmptySubsequences: false)
+        .map { String(decoding: $0, as: UTF8.self) }
+    guard parts.count == 3, let time = Double(parts[0]), time.isFinite, CameraSettings.isValidID(parts[1]), !parts[2].isEmpty else {
         throw APIError.badRequest("after must be TIME/CAMERA/NAME of a list entry, as the Link header of the previous page gives it; got \"\(text)\"",
                                   code: "bad_parameter")
     }
-    return PhotoRecord(name: String(parts[2]), camera: String(parts[1]), bytes: 0, captureTime: time,
+    return PhotoRecord(name: parts[2], camera: parts[1], bytes: 0, captureTime: time,
                        width: nil, height: nil, sequence: nil)
 }
 

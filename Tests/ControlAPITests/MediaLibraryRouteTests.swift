@@ -58,6 +58,16 @@ import VideoCore
         }
     }
 
+    /// Schemathesis sent a name that starts with an emoji modifier: with the '/' before it,
+    /// Swift makes one Character of both, and a split on Characters saw two parts, not three.
+    @Test func aCursorIsSplitOnItsSlashesWhateverFollowsThem() throws {
+        let position = try listPosition("9099444148.25/bV1ygk0j/\u{1F3FB}\u{F6}q*_.jpg")
+        #expect(position.captureTime == 9099444148.25)
+        #expect(position.camera == "bV1ygk0j")
+        #expect(position.name == "\u{1F3FB}\u{F6}q*_.jpg")
+        #expect(throws: (any Error).self) { try listPosition("1.5/cam") }
+    }
+
     @Test func pagesFollowTheLinkHeaderWithoutSkippingOrRepeatingEqualTimes() async throws {
         try await Self.withApp { client, photos, _ in
             // 23 photos, in runs of 3 that share a capture time: a time-only cursor would lose some.

@@ -134,7 +134,7 @@ class Chromium:
         the window's size at one device pixel per CSS pixel (so screenshots are that size)."""
         target = self.command("Target.createTarget", url="about:blank")["targetId"]
         session = self.command("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        page = Page(self, session)
+        page = Page(self, session, target)
         for domain in ("Page.enable", "Runtime.enable", "Log.enable"):
             page.command(domain)
         page.command("Emulation.setDeviceMetricsOverride", width=self.window[0], height=self.window[1],
@@ -166,10 +166,16 @@ class Chromium:
 class Page:
     """One tab of a `Chromium`, by its DevTools session."""
 
-    def __init__(self, browser, session):
+    def __init__(self, browser, session, target=None):
         self.browser = browser
         self.session = session
+        self.target = target
         self.first_event = len(browser.events)
+
+    def close(self):
+        """Closes the tab: its streams and event streams end with it."""
+        if self.target:
+            self.browser.command("Target.closeTarget", targetId=self.target)
 
     def command(self, method, timeout=None, **params):
         return self.browser.command(method, session=self.session, timeout=timeout, **params)
@@ -201,7 +207,15 @@ class Page:
         """The value of `expression` once it is truthy; None after `timeout` s."""
         deadline = time.time() + (timeout or self.browser.timeout)
         while True:
-            value = self.evaluate(expression, timeout=timeout)
+            try:
+                # Each try gets a few seconds: an evaluation sent while the page navigates
+                # can be answered late or never (its context is gone), and the next try
+                # runs in the new page.
+                value = self.evaluate(expression, timeout=max(1.0, min(5.0, deadline - time.time())))
+            except DevToolsError:
+                if time.time() >= deadline:
+                    raise
+                value = None
             if value or time.time() >= deadline:
                 return value or None
             time.sleep(step)

@@ -11,6 +11,7 @@
 (function () {
   const POLL_MS = 3000;
   const EVENTS_RETRY_MS = 60000;
+  const SESSION_CHECK_MS = 10000;
   const cards = new Map();
   const main = document.getElementById('cameras');
   const notice = document.getElementById('notice');
@@ -495,6 +496,14 @@
     document.getElementById('access').hidden = !viewOnly;
     for (const card of cards.values()) card.setViewOnly(viewOnly);
   }
+
+  // The event stream and the live views were let in when they opened and make no new
+  // requests, so a page signed out elsewhere (another tab, a restart of camd) would not
+  // notice: a small request now and then does, and api() then reloads into the sign-in page.
+  // A hidden tab asks when it is shown again.
+  const checkSession = () => { if (!document.hidden) api('GET', '/v1/session').catch(() => {}); };
+  setInterval(checkSession, SESSION_CHECK_MS);
+  document.addEventListener('visibilitychange', checkSession);
 
   loadAccess().then(refreshAll).then(listen);
 })();
