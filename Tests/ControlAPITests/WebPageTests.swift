@@ -9,11 +9,16 @@ import Testing
 /// The page of every camera (`/`) and the files it loads, each with its type and the
 /// security headers that keep it to camd's own scripts.
 @Suite struct WebPageTests {
-    @Test func thePageAndEachOfItsFilesAreServedWithTheirType() async throws {
+    /// A router with no camera, its photo folder removed after `body`.
+    func withPages(_ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-web-page-\(UInt32.random(in: 0...UInt32.max))").path
         defer { try? FileManager.default.removeItem(atPath: root) }
         let router = buildRouter(APIServices(cameras: Cameras([]), photos: PhotoOutput(root: root), daemon: DaemonInfo(version: "test")))
-        try await Application(router: router).test(.router) { client in
+        try await Application(router: router).test(.router, body)
+    }
+
+    @Test func thePageAndEachOfItsFilesAreServedWithTheirType() async throws {
+        try await withPages { client in
             let page = try await client.execute(uri: "/", method: .get) { $0 }
             #expect(page.status == .ok)
             #expect(page.headers[.contentType] == "text/html; charset=utf-8")
@@ -46,6 +51,21 @@ import Testing
             }
             // The page's own files stay small: it must load fast on a phone and work offline.
             #expect(total < 100 * 1024, "the page's files are \(total) bytes")
+        }
+    }
+
+    /// The files come from camd itself, with a validator so a browser keeps them.
+    @Test func theFilesAreRevalidatedByETagAndAnUnknownOneIsNotFound() async throws {
+        try await withPages { client in
+            let page = try await client.execute(uri: "/", method: .get) { $0 }
+            #expect(String(buffer: page.body).contains("<title>camd"))
+            let script = try await client.execute(uri: "/assets/camd-live.js", method: .get) { $0 }
+            let etag = try #require(script.headers[.eTag])
+            let again = try await client.execute(uri: "/assets/camd-live.js", method: .get, headers: [.ifNoneMatch: etag]) { $0 }
+            #expect(again.status == .notModified)
+            #expect(again.body.readableBytes == 0)
+            let missing = try await client.execute(uri: "/assets/nothing.js", method: .get) { $0 }
+            #expect(missing.status == .notFound)
         }
     }
 }
