@@ -13,8 +13,9 @@
 #   cli/            camctl runs' stdout/stderr and JPEGs (vivid-cli-checks.sh)
 # Steps: setup (load vivid), swift-tests (VividTests), cli-checks
 # (vivid-cli-checks.sh), daemon-checks (vivid-daemon-checks.py), fault-checks (vivid-fault-checks.py),
-# load-checks (scripts/stress/load.py on vivid), live-view (live-view-checks.py: Chromium plays
-# camd's H.264 of vivid). CAMD_VIVID_STEPS=live-view,cli-checks runs only those (after setup).
+# load-checks (scripts/stress/load.py on vivid), web-page (web-checks.py --device-only: Chromium
+# plays vivid's H.264 on camd's page and sets its controls). CAMD_VIVID_STEPS=web-page,cli-checks
+# runs only those (after setup).
 #
 # Never create Unix sockets in RESULTS_DIR (a socket on the 9p share hangs the
 # guest); use the guest's own /tmp or /run.
@@ -204,31 +205,22 @@ if [ -f "$REPO/scripts/stress/load.py" ]; then
         --phases load,midframe --midframe 30 --timeout 60 --capture-floor 0.80
 fi
 
-# f. the live view in a real browser (issue 14): headless Chromium opens camd's live page and
-# plays vivid's H.264 through Media Source Extensions; screenshots are read for the moving
-# picture and the bars. Chromium is about 40 times slower here than on the host (a minute or
-# more to start), so every wait is 20 times the host's. The camera runs at 5 fps: at 25 fps the
-# debug build's conversion and libx264 (~100 ms a frame here) shared the two CPUs with
-# Chromium and sent 24 frames in 10 s, so the video's time grew at a tenth of the clock's.
-# The window shows the video at its own size: scaled down, Chromium drew dotted columns into
-# the bars here (not on the host; ffmpeg decodes the same stream clean). Time must advance at
-# a quarter of the clock's pace (it kept pace in the runs seen), enough to tell a frozen player.
-if [ -f "$REPO/scripts/live-view-checks.py" ]; then
-    run_checks live-view 60-live-view.log "${CAMD_VIVID_LIVE_VIEW_TIMEOUT:-900}" \
-        "$PY" "$REPO/scripts/live-view-checks.py" --camd "$REPO/.build/debug/camd" --device /dev/video0 \
-        --format YUYV --size 640x480 --fps 5 --window 640x520 --slow 20 --gap 4 --min-rate 0.25 \
-        --screenshot "$RES/live-view.png"
-fi
-
-# g. the page of every camera (issue 15): headless Chromium uses / against vivid: its bars, its
-# controls (a slider moved with the arrow keys reaches GET /controls; toggles, menus and buttons
-# shown), photo, recording, configure errors, live updates. Waits as for live-view (--slow 20,
-# 5 fps). 320x180, so the card scales the picture up, never down (scaled down, Chromium drew
-# dotted columns into the bars here); vivid's text covers that picture down to 0.8 of its
-# height, so the bars are read at 0.9.
+# f. the page of every camera in a real browser (issues 14 and 15): headless Chromium opens /
+# against vivid and plays its H.264 through camd-live.js and Media Source Extensions; the
+# screenshot is read for the bars. Then vivid's own controls (every one shown as a slider,
+# toggle, menu or button; a slider moved with the arrow keys reaches GET /controls, one PUT at
+# a time), configure, and the camera stopped and started. Only what depends on the camera runs
+# here (--device-only): the rest of the page's checks, the live view's timing checks and the
+# sign-in run on the host with the synthetic source, since Chromium is about 40 times slower
+# here (a minute or more to start; every wait is 20 times the host's). The camera runs at
+# 5 fps: at 25 fps the debug build's conversion and libx264 (~100 ms a frame here) shared the
+# two CPUs with Chromium and the video's time grew at a tenth of the clock's. 320x180, so the
+# card scales the picture up, never down (scaled down, Chromium drew dotted columns into the
+# bars here, not on the host; ffmpeg decodes the same stream clean); vivid's text covers that
+# picture down to 0.8 of its height, so the bars are read at 0.9.
 if [ -f "$REPO/scripts/web-checks.py" ]; then
-    run_checks web-page 70-web-page.log "${CAMD_VIVID_WEB_PAGE_TIMEOUT:-1200}" \
-        "$PY" "$REPO/scripts/web-checks.py" --camd "$REPO/.build/debug/camd" --device /dev/video0 --no-sign-in \
+    run_checks web-page 70-web-page.log "${CAMD_VIVID_WEB_PAGE_TIMEOUT:-900}" \
+        "$PY" "$REPO/scripts/web-checks.py" --camd "$REPO/.build/debug/camd" --device /dev/video0 --device-only \
         --format YUYV --size 320x180 --fps 5 --window 900x900 --slow 20 --bars-row 0.9 \
         --screenshot "$RES/web-page.png"
 fi

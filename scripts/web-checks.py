@@ -179,6 +179,9 @@ def main():
     ap.add_argument("--screenshot", default=None, help="keep the screenshot of the page here too")
     ap.add_argument("--sign-in-screenshot", default=None, help="keep the screenshot of the sign-in page here too")
     ap.add_argument("--sign-in-only", action="store_true", help="only the sign-in checks (a camd with tcp_token)")
+    ap.add_argument("--device-only", action="store_true",
+                    help="only what depends on the camera: the live view, its state, its controls, configure, stop and "
+                         "start (the VM, where every wait is long, leaves the rest to the host's run on the synthetic source)")
     ap.add_argument("--no-sign-in", action="store_true",
                     help="leave out the sign-in checks (they need no camera: the VM, where every wait is long, leaves them to the host)")
     ap.add_argument("--workdir", default=None, help="scratch folder (default: a new one in $TMPDIR)")
@@ -245,11 +248,28 @@ def main():
         suite.check("live: the card plays the camera's H.264 through camd-live.js",
                     playing and playing["mode"] == "mse" and playing["state"] == "playing", json.dumps(playing))
         time.sleep(1 * slow)
+        page.evaluate(PICTURE_BOX)  # scrolled to the picture before the first screenshot, as for the second
+        first, first_at = page.evaluate(PLAYER), time.time()
         shot = page.screenshot()
         with open(os.path.join(workdir, "web-page-live.png"), "wb") as f:
             f.write(shot)
         worst, detail = read_bars(page, args)
         suite.check("live: the screenshot shows the eight colour bars in their colours", worst <= args.tolerance, detail)
+        # The picture moves: the video's time keeps up with the clock (a quarter of its
+        # pace at least: in the emulated VM it kept pace in the runs seen) and two
+        # screenshots taken apart differ inside it.
+        time.sleep(2 * min(slow, 2))
+        second, wall = page.evaluate(PLAYER), time.time() - first_at
+        box = page.evaluate(PICTURE_BOX)
+        dpr = box["dpr"]
+        left, top = int(box["left"] * dpr) + 2, int(box["top"] * dpr) + 2
+        w, h = int(box["width"] * dpr) - 4, int(box["height"] * dpr) - 4
+        changed = PNG(shot).differing_pixels(PNG(page.screenshot()), left, top, w, h)
+        advance = (second or {}).get("currentTime", 0) - (first or {}).get("currentTime", 0)
+        suite.check("live: the picture moves: the video's time advances with the clock and two screenshots differ",
+                    advance >= 0.25 * wall and changed >= 50 and second["connects"] == 1,
+                    f"currentTime +{advance:.2f} s in {wall:.2f} s; {changed} of {w * h} pixels differ; "
+                    f"connects {second.get('connects')}")
 
         # state: running, and waiting with the reason.
         running = page.evaluate(state_of(CAMERA))
@@ -266,38 +286,39 @@ def main():
                     and reason and reason in waiting["detail"] and not waiting["player"],
                     f"{json.dumps(waiting)}; API reason {reason!r}")
 
-        # snapshot: a mouse click saves a photo.
-        ui.click(card_js(CAMERA, "return card.querySelector('[data-action=snapshot]');"))
-        saved = page.wait_for(f"(() => {{ const m = {MESSAGE}; return m && m.links.length && m; }})()", timeout=20 * slow)
-        name = saved["links"][0].rsplit("/", 1)[-1] if saved else None
-        _, photos = call_json(camd.sock, "GET", f"/v1/photos?camera={CAMERA}", timeout=10 * slow)
-        names = [p.get("name") for p in (photos if isinstance(photos, list) else (photos or {}).get("photos", []))]
-        suite.check("snapshot: a click on Take photo saves a photo that GET /v1/photos lists",
-                    name and name in names and saved["links"][0] == f"/v1/media/{name}" and not saved["error"],
-                    f"message {json.dumps(saved)}; photos {names[:3]}")
-        if name:
-            code, headers, _ = call(camd.sock, "GET", f"/v1/media/{name}", timeout=10 * slow)
-            suite.check("snapshot: the card's link opens the photo", code == 200 and headers.get("Content-Type") == "image/jpeg",
-                        f"{code} {headers.get('Content-Type')}")
+        if not args.device_only:
+            # snapshot: a mouse click saves a photo.
+            ui.click(card_js(CAMERA, "return card.querySelector('[data-action=snapshot]');"))
+            saved = page.wait_for(f"(() => {{ const m = {MESSAGE}; return m && m.links.length && m; }})()", timeout=20 * slow)
+            name = saved["links"][0].rsplit("/", 1)[-1] if saved else None
+            _, photos = call_json(camd.sock, "GET", f"/v1/photos?camera={CAMERA}", timeout=10 * slow)
+            names = [p.get("name") for p in (photos if isinstance(photos, list) else (photos or {}).get("photos", []))]
+            suite.check("snapshot: a click on Take photo saves a photo that GET /v1/photos lists",
+                        name and name in names and saved["links"][0] == f"/v1/media/{name}" and not saved["error"],
+                        f"message {json.dumps(saved)}; photos {names[:3]}")
+            if name:
+                code, headers, _ = call(camd.sock, "GET", f"/v1/media/{name}", timeout=10 * slow)
+                suite.check("snapshot: the card's link opens the photo", code == 200 and headers.get("Content-Type") == "image/jpeg",
+                            f"{code} {headers.get('Content-Type')}")
 
-        # record: the keyboard starts and stops a recording.
-        record = card_js(CAMERA, "return card.querySelector('[data-action=record]');")
-        ui.focus(record)
-        ui.key("Enter")
-        label = page.wait_for(card_js(CAMERA, "const b = card.querySelector('[data-action=record]');"
-                                               " return b.textContent === 'Stop recording' && b.textContent;"), timeout=20 * slow)
-        _, recording = call_json(camd.sock, "GET", f"/v1/cameras/{CAMERA}/recordings", timeout=10 * slow)
-        suite.check("record: Enter on Start recording records (GET .../recordings says so)",
-                    label and (recording or {}).get("state") == "recording", f"button {label!r}, {json.dumps(recording)[:200]}")
-        time.sleep(2 * slow)
-        ui.focus(record)
-        ui.key("Enter")
-        movie = page.wait_for(f"(() => {{ const m = {MESSAGE}; return m && m.links.some(l => l.endsWith('.mp4')) && m; }})()",
-                              timeout=30 * slow)
-        _, recording = call_json(camd.sock, "GET", f"/v1/cameras/{CAMERA}/recordings", timeout=10 * slow)
-        suite.check("record: Enter again stops it and the card links the movie",
-                    movie and (recording or {}).get("state") == "off" and movie["links"][-1].startswith("/v1/media/"),
-                    f"message {json.dumps(movie)}, {json.dumps(recording)[:200]}")
+            # record: the keyboard starts and stops a recording.
+            record = card_js(CAMERA, "return card.querySelector('[data-action=record]');")
+            ui.focus(record)
+            ui.key("Enter")
+            label = page.wait_for(card_js(CAMERA, "const b = card.querySelector('[data-action=record]');"
+                                                   " return b.textContent === 'Stop recording' && b.textContent;"), timeout=20 * slow)
+            _, recording = call_json(camd.sock, "GET", f"/v1/cameras/{CAMERA}/recordings", timeout=10 * slow)
+            suite.check("record: Enter on Start recording records (GET .../recordings says so)",
+                        label and (recording or {}).get("state") == "recording", f"button {label!r}, {json.dumps(recording)[:200]}")
+            time.sleep(2 * slow)
+            ui.focus(record)
+            ui.key("Enter")
+            movie = page.wait_for(f"(() => {{ const m = {MESSAGE}; return m && m.links.some(l => l.endsWith('.mp4')) && m; }})()",
+                                  timeout=30 * slow)
+            _, recording = call_json(camd.sock, "GET", f"/v1/cameras/{CAMERA}/recordings", timeout=10 * slow)
+            suite.check("record: Enter again stops it and the card links the movie",
+                        movie and (recording or {}).get("state") == "off" and movie["links"][-1].startswith("/v1/media/"),
+                        f"message {json.dumps(movie)}, {json.dumps(recording)[:200]}")
 
         # controls: the device's own, set from the page.
         ui.click(card_js(CAMERA, "return card.querySelector('.controls summary');"))
@@ -365,24 +386,25 @@ def main():
                                 timeout=30 * slow)
         suite.check("updates: the page's Start camera starts it, and it plays", clicked, json.dumps(clicked))
 
-        # phone: 375 px wide, every panel open, no horizontal scrollbar.
-        page.command("Emulation.setDeviceMetricsOverride", width=375, height=812, deviceScaleFactor=1, mobile=True)
-        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-        time.sleep(1 * slow)
-        widths = page.evaluate("({scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth,"
-                               " inner: window.innerWidth})")
-        with open(os.path.join(workdir, "web-page-375.png"), "wb") as f:
-            f.write(page.screenshot())
-        suite.check("phone: at 375 px wide the page has no horizontal scrollbar",
-                    widths["scroll"] <= widths["client"] and widths["client"] <= 375, json.dumps(widths))
-        page.command("Emulation.setDeviceMetricsOverride", width=window[0], height=window[1], deviceScaleFactor=1, mobile=False)
+        if not args.device_only:
+            # phone: 375 px wide, every panel open, no horizontal scrollbar.
+            page.command("Emulation.setDeviceMetricsOverride", width=375, height=812, deviceScaleFactor=1, mobile=True)
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            time.sleep(1 * slow)
+            widths = page.evaluate("({scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth,"
+                                   " inner: window.innerWidth})")
+            with open(os.path.join(workdir, "web-page-375.png"), "wb") as f:
+                f.write(page.screenshot())
+            suite.check("phone: at 375 px wide the page has no horizontal scrollbar",
+                        widths["scroll"] <= widths["client"] and widths["client"] <= 375, json.dumps(widths))
+            page.command("Emulation.setDeviceMetricsOverride", width=window[0], height=window[1], deviceScaleFactor=1, mobile=False)
 
-        # access: without tcp_token every caller may do everything, and the page says nothing of it.
-        session = page.evaluate("fetch('/v1/session').then(r => r.json().then(body => ({status: r.status, body})))")
-        hidden = page.evaluate("document.getElementById('access').hidden")
-        suite.check("access: without tcp_token GET /v1/session says full access, and the page shows no view-only note",
-                    session and session["status"] == 200 and session["body"] == {"access": "full"} and hidden, json.dumps(session))
-        check_event_stream(suite, browser, origin, slow)
+            # access: without tcp_token every caller may do everything, and the page says nothing of it.
+            session = page.evaluate("fetch('/v1/session').then(r => r.json().then(body => ({status: r.status, body})))")
+            hidden = page.evaluate("document.getElementById('access').hidden")
+            suite.check("access: without tcp_token GET /v1/session says full access, and the page shows no view-only note",
+                        session and session["status"] == 200 and session["body"] == {"access": "full"} and hidden, json.dumps(session))
+            check_event_stream(suite, browser, origin, slow)
 
         errors = allowed_console(page.console_errors(), allowed)
         suite.check("console: no errors, failed loads or exceptions", not errors, " | ".join(errors)[:600])
@@ -392,7 +414,7 @@ def main():
         if browser:
             browser.close()
         camd.stop()
-    if not args.no_sign_in:
+    if not (args.no_sign_in or args.device_only):
         check_sign_in(suite, args, workdir, window, slow)
     print(f"(scratch: {workdir})")
     return suite.finish()
@@ -680,20 +702,55 @@ def check_controls(suite, page, ui, camd, code, controls, slow):
         return
     control = settable[0]
     slider = card_js(CAMERA, "return card.querySelector('.control[data-control=\"%s\"] input[type=range]');" % control["name"])
-    ui.focus(slider)
-    for _ in range(3):
-        ui.key("ArrowRight")
+    output = card_js(CAMERA, "return card.querySelector('.control[data-control=\"%s\"] output').textContent;" % control["name"])
     expected = min(control["maximum"], control["value"] + 3 * (control.get("step") or 1))
-    value = None
-    deadline = time.time() + 20 * slow
-    while time.time() < deadline:
-        _, now = call_json(camd.sock, "GET", f"/v1/cameras/{CAMERA}/controls", timeout=10 * slow)
-        value = next((c["value"] for c in now or [] if c["name"] == control["name"]), None)
-        if value == expected:
-            break
-        time.sleep(0.5)
-    shown_value = page.evaluate(card_js(CAMERA, "return card.querySelector('.control[data-control=\"%s\"] output').textContent;"
-                                        % control["name"]))
+    # DevTools holds the page's requests to /controls. While the first PUT is held the
+    # next presses must wait for it (one write at a time, the newest value); the held
+    # ones are then let go newest first, so requests sent together would reach camd in
+    # the wrong order and leave the device at an older value.
+    page.command("Fetch.enable", patterns=[{"urlPattern": f"*/v1/cameras/{CAMERA}/controls", "requestStage": "Request"}])
+    seen = len(page.events("Fetch.requestPaused"))
+    held = []
+
+    def answer_paused(hold):
+        nonlocal seen
+        paused = page.events("Fetch.requestPaused")
+        for event in paused[seen:]:
+            request = event["params"]["request"]
+            if hold and request["method"] == "PUT":
+                held.append(event)
+            else:
+                page.command("Fetch.continueRequest", requestId=event["params"]["requestId"])
+        seen = len(paused)
+
+    try:
+        ui.focus(slider)
+        for _ in range(3):
+            ui.key("ArrowRight")
+        page.wait_for(f"({output}) === '{expected}'", timeout=10 * slow)
+        # Long enough for every press's request to be sent, were they sent at once.
+        settle = time.time() + 3 * slow
+        while time.time() < settle:
+            answer_paused(hold=True)
+            time.sleep(0.1)
+        sent = [json.loads(e["params"]["request"].get("postData") or "{}") for e in held]
+        suite.check(f"controls: while a PUT is on its way, the {control['name']} slider's next values wait for it",
+                    len(held) == 1, f"PUTs sent while the first was held: {sent}")
+        for event in reversed(held):
+            page.command("Fetch.continueRequest", requestId=event["params"]["requestId"])
+        value = None
+        deadline = time.time() + 20 * slow
+        while time.time() < deadline:
+            answer_paused(hold=False)
+            _, now = call_json(camd.sock, "GET", f"/v1/cameras/{CAMERA}/controls", timeout=10 * slow)
+            value = next((c["value"] for c in now or [] if c["name"] == control["name"]), None)
+            if value == expected:
+                break
+            time.sleep(0.5)
+    finally:
+        answer_paused(hold=False)
+        page.command("Fetch.disable")
+    shown_value = page.evaluate(output)
     suite.check(f"controls: three presses of the right arrow on the {control['name']} slider reach GET /controls",
                 value == expected and shown_value == str(expected),
                 f"{control['name']} {control['value']} -> API {value}, page {shown_value}, expected {expected}")

@@ -416,13 +416,16 @@ let canMountTmpfs: Bool = {
                 return
             }
             defer { umount(root) }
-            let output = PhotoOutput(root: root)
-            await #expect {
-                _ = try await output.save(fakeJPEG(bytes: 512 * 1024), camera: "cam", settings: settings, captureTime: 1,
-                                          sequence: 1, width: 64, height: 48)
-            } throws: { error in
-                guard let error = error as? PhotoError, case .diskFull(let message) = error else { return false }
-                return message.contains(root + "/cam/")
+            let events = EventLog()
+            let output = PhotoOutput(root: root, events: events)
+            for sequence: UInt32 in 1...2 {
+                await #expect {
+                    _ = try await output.save(fakeJPEG(bytes: 512 * 1024), camera: "cam", settings: settings, captureTime: 1,
+                                              sequence: sequence, width: 64, height: 48)
+                } throws: { error in
+                    guard let error = error as? PhotoError, case .diskFull(let message) = error else { return false }
+                    return message.contains(root + "/cam/")
+                }
             }
             try #expect(FileManager.default.contentsOfDirectory(atPath: root + "/cam").isEmpty)
             #expect(await output.list().isEmpty)
@@ -431,7 +434,20 @@ let canMountTmpfs: Bool = {
                                               width: 64, height: 48)
             #expect(await output.list() == [small])
             let statistics = await output.statistics
-            #expect(statistics.saveFailures == 1 && statistics.photosSaved == 1)
+            #expect(statistics.saveFailures == 2 && statistics.photosSaved == 1)
+            // One disk_full for the two failures (not one a frame), then disk_recovered before
+            // the photo that was saved again.
+            let subscription = events.subscribe(after: 0)
+            var payloads: [EventPayload] = []
+            while payloads.count < 3, let item = await subscription.next() {
+                if case .event(let event) = item { payloads.append(event.payload) }
+            }
+            subscription.cancel()
+            #expect(payloads.map(\.type) == [.diskFull, .diskRecovered, .photoSaved])
+            if case .diskFull(let full) = payloads.first {
+                #expect(full.path == root && full.message.contains("the disk is full"))
+            }
+            #expect(events.lastID == 3)
         }
     }
 

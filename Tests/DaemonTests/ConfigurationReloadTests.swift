@@ -26,6 +26,7 @@ import VideoCore
         let path: String
         let cameras: Cameras
         let reload: ConfigurationReload
+        let events = EventLog()
 
         init(_ text: String) throws {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("camd-reload-\(UUID().uuidString.prefix(8))")
@@ -35,7 +36,7 @@ import VideoCore
             let configuration = try DaemonConfiguration.load(path: path)
             cameras = Cameras(configuration.cameras.map { CaptureSession(settings: $0) })
             reload = ConfigurationReload(path: path, defaultsIfMissing: false, running: configuration, cameras: cameras,
-                                         camerasFromCommandLine: false)
+                                         camerasFromCommandLine: false, events: events)
         }
 
         func write(_ text: String) throws { try text.write(toFile: path, atomically: true, encoding: .utf8) }
@@ -61,6 +62,27 @@ import VideoCore
         try setup.write(Self.file(quality: 70))
         #expect(try await setup.reload.reload().reconfigured == ["bench"])
         #expect(await setup.cameras["bench"]!.settings.quality == 70)
+    }
+
+    /// Scripts on /v1/events learn of each reload that took, with what it did; a file
+    /// with a mistake changed nothing and says so in the journal and to systemctl, not here.
+    @Test func eachReloadThatTookIsAnEvent() async throws {
+        let setup = try Setup(Self.file(quality: 80))
+        try setup.write(Self.file(quality: 60).replacingOccurrences(of: "quality = 60", with: "qualty = 60"))
+        await #expect(throws: ConfigurationError.self) { try await setup.reload.reload() }
+        #expect(setup.events.lastID == 0)
+        try setup.write(Self.file(quality: 60).replacingOccurrences(of: "shutdown_timeout = 5", with: "shutdown_timeout = 7"))
+        _ = try await setup.reload.reload()
+        let subscription = setup.events.subscribe(after: 0)
+        defer { subscription.cancel() }
+        guard case .event(let event) = await subscription.next(), case .configReloaded(let reloaded) = event.payload else {
+            Issue.record("the first event is not config_reloaded")
+            return
+        }
+        #expect(event.id == 1 && event.camera == nil)
+        #expect(reloaded.changed == ["bench"])
+        #expect(reloaded.refused.isEmpty)
+        #expect(reloaded.needsRestart.contains { $0.contains("shutdown_timeout") })
     }
 
     @Test func anUnchangedFileReconfiguresNothing() async throws {

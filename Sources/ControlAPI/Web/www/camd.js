@@ -78,6 +78,7 @@
       this.live = null;
       this.recording = false;
       this.controls = new Map();
+      this.controlWrites = new Map();
       this.controlNames = null;
       const root = this.root = document.getElementById('camera-card').content.firstElementChild.cloneNode(true);
       const key = root.id = 'camera-' + (++serial);
@@ -219,6 +220,8 @@
     // ---- device controls: sliders, toggles, menus and buttons, each set with PUT
 
     async loadControls() {
+      // The writer reads them all once its last PUT is answered.
+      if (this.writingControls) return;
       const note = this.$('.controls-note');
       // The device's controls are there while it is open.
       if (this.status.state !== 'running') {
@@ -324,16 +327,31 @@
       if (output) setText(output, String(control.value));
     }
 
-    async setControl(name, value, error) {
-      try {
-        this.showControls(await api('PUT', this.path + '/controls', { [name]: value }), true);
-        setText(error, '');
-        // A change can make others active or inactive (auto gain and gain): read them all again.
-        this.loadControls();
-      } catch (failure) {
-        setText(error, failure.message);
-        this.loadControls();
+    // One PUT at a time, each with the newest value asked for: requests sent together
+    // can reach camd in any order (a browser opens several connections), and the
+    // device must end at the value the user last set, not at one overtaken on the way.
+    setControl(name, value, error) {
+      this.controlWrites.set(name, { value, error });
+      if (!this.writingControls) this.writeControls();
+    }
+
+    async writeControls() {
+      this.writingControls = true;
+      while (this.controlWrites.size) {
+        const [name, { value, error }] = this.controlWrites.entries().next().value;
+        this.controlWrites.delete(name);
+        try {
+          const answer = await api('PUT', this.path + '/controls', { [name]: value });
+          // A newer value of a control waiting to be sent stays on its slider.
+          this.showControls(answer.filter(control => !this.controlWrites.has(control.name)), true);
+          setText(error, '');
+        } catch (failure) {
+          setText(error, failure.message);
+        }
       }
+      this.writingControls = false;
+      // A change can make others active or inactive (auto gain and gain): read them all again.
+      this.loadControls();
     }
 
     // ---- capture settings: size, fps and quality through configure
