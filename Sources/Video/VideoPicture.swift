@@ -50,8 +50,15 @@ public final class VideoPicture {
         try VideoError.check(av_frame_make_writable(frame), "making the picture writable")
         switch layout.format {
         case .mjpeg, .jpeg:
+            // Checked as the snapshot path checks it: a truncated frame decodes with only a
+            // warning, its missing rows grey, and would be encoded into the video.
+            let jpeg: [UInt8]
+            switch source.bytes.withUnsafeBytes({ JPEGValidation.validate($0) }) {
+            case .success(let whole): jpeg = whole
+            case .failure(let problem): throw VideoError(.unsupportedFormat, "a broken MJPEG frame: \(problem)")
+            }
             do {
-                _ = try decoder.decode(source.bytes, into: &decoded)
+                _ = try decoder.decode(jpeg, into: &decoded)
             } catch {
                 throw VideoError(.unsupportedFormat, "a broken MJPEG frame: \(error)")
             }

@@ -162,6 +162,26 @@ import VideoCore
         #expect(abs(Int(decoded.sample(plane: 2, x: 40, y: 30)) - Int(image.sample(plane: 2, x: 40, y: 60))) <= 4)
     }
 
+    /// A camera's truncated frame is refused, not decoded with its missing half grey (which
+    /// libjpeg-turbo does with only a warning) and encoded; the picture keeps the last good frame.
+    @Test func aTruncatedMJPEGFrameIsRefusedNotEncodedGrey() throws {
+        let size = FrameSize(width: 160, height: 120)
+        var image = YUVImage(size: size, subsampling: .s422)
+        image.fill(Geometry.Color(red: 230, green: 120, blue: 40))
+        let jpeg = try JPEGEncoder().compress(image, quality: 95)
+        let layout = FrameLayout(format: .mjpeg, size: size, bytesPerLine: 0, range: .full)
+        let picture = try VideoPicture(size: size)
+        try picture.fill(from: Frame(layout: layout, bytes: jpeg, sequence: 0, monotonicTime: 0, captureTime: 0))
+        let luma = picture.frame.pointee.data.0![100 * Int(picture.frame.pointee.linesize.0) + 80]
+        // Cut a few bytes into the scan: the header is whole, the picture is not.
+        let scan = try #require(jpeg.indices.dropLast().first { jpeg[$0] == 0xFF && jpeg[$0 + 1] == 0xDA })
+        let truncated = Array(jpeg.prefix(scan + 24))
+        #expect(throws: VideoError.self) {
+            try picture.fill(from: Frame(layout: layout, bytes: truncated, sequence: 1, monotonicTime: 0.1, captureTime: 0.1))
+        }
+        #expect(picture.frame.pointee.data.0![100 * Int(picture.frame.pointee.linesize.0) + 80] == luma)
+    }
+
     @Test func automaticChoiceSaysWhyEachHardwareEncoderWasNotUsed() throws {
         let encoder = try H264Encoder(settings: VideoEncoderSettings(), size: FrameSize(width: 160, height: 120),
                                       frameRate: 30, range: .limited)
