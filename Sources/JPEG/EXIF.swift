@@ -109,7 +109,11 @@ public struct EXIF: Hashable, Sendable {
         var field: Field {
             switch self {
             case .ascii(let tag, let text):
-                var bytes = Array(text.utf8.lazy.filter { $0 < 0x80 })
+                // A plain loop: the lazy filter it replaces ran unspecialized, about 2,000
+                // instructions a field on every snapshot answer (callgrind).
+                var bytes: [UInt8] = []
+                bytes.reserveCapacity(text.utf8.count + 1)
+                for byte in text.utf8 where byte < 0x80 { bytes.append(byte) }
                 bytes.append(0)
                 return Field(tag: tag, type: 2, count: UInt32(bytes.count), bytes: bytes)
             case .long(let tag, let value): return Field(tag: tag, type: 4, count: 1, bytes: EXIF.le32(value))

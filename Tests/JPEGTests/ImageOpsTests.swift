@@ -540,6 +540,15 @@ func render(_ image: YUVImage, _ query: [String: String], overlay: TextOverlay? 
         #expect(found[0x9003] != nil)
     }
 
+    /// EXIF's ASCII fields hold 7-bit bytes: a card name's other characters are left out.
+    @Test func asciiFieldsKeepSevenBitBytesAndEndInNUL() throws {
+        let exif = EXIF(captureTime: 0, make: "Caméra Ünö", model: "cam")
+        let found = entries(in: exif.inserted(into: try sampleJPEG()))
+        #expect(found[0x010F]?.bytes == Array("Camra n".utf8) + [0])
+        #expect(found[0x010F]?.count == 8)
+        #expect(found[0x0110]?.bytes == Array("cam".utf8) + [0])
+    }
+
     @Test func southAndBelowSeaLevel() throws {
         var exif = EXIF(captureTime: 0)
         exif.gps = try EXIF.GPSPosition(latitude: -33.8688, longitude: 151.2093, altitude: -3)
