@@ -10,6 +10,7 @@ Prints PASS/FAIL lines and a final "N passed, N failed" line.
 usage: libcamera-checks.py REPO RESULTS_DIR
 """
 import grp
+import io
 import json
 import os
 import subprocess
@@ -18,6 +19,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from PIL import Image, ImageStat  # noqa: E402
 from pictures import bars, bars_ok  # noqa: E402
 from camdclient import Suite, call, camera_status, read_stream, start_camd, stop_camd, wait_for, write_config  # noqa: E402
 
@@ -115,6 +117,63 @@ data = open(out, "rb").read() if os.path.exists(out) else b""
 ok, detail = picture_ok("nobody-video.jpg", data) if data else (False, f"exit {allowed.returncode}: {allowed.stderr.strip()[-300:]}")
 check(f"camctl snapshot -d libcamera:0 as uid {NOBODY} in group video works", ok, detail)
 
+def luma(jpeg):
+    """The picture's mean brightness, 0...255 (None when it does not decode)."""
+    try:
+        return ImageStat.Stat(Image.open(io.BytesIO(jpeg)).convert("L")).mean[0]
+    except Exception:  # noqa: BLE001 - a picture that does not decode has none
+        return None
+
+
+def fresh_luma():
+    status, _, body = call(SOCK, "GET", "/v1/cameras/vimc/snapshot?max_age_ms=0", timeout=60)
+    return luma(body) if status == 200 else None
+
+
+def check_controls():
+    """libcamera's controls through camd: listed as libcamera has them (Brightness a real
+    number, -1...1), checked before they are set, seen in the picture, kept across a restart."""
+    status, _, body = call(SOCK, "GET", "/v1/cameras/vimc/controls", timeout=60)
+    controls = json.loads(body) if status == 200 else []
+    brightness = next((c for c in controls if isinstance(c, dict) and c.get("name") == "brightness"), None) or {}
+    check("GET controls lists libcamera's Brightness: a float from -1 to 1, default 0",
+          brightness.get("type") == "float" and brightness.get("minimum") == -1 and brightness.get("maximum") == 1
+          and brightness.get("default") == 0,
+          f"HTTP {status}: {json.dumps([(c.get('name'), c.get('type'), c.get('minimum'), c.get('maximum')) for c in controls])[:500]}")
+    status, _, body = call(SOCK, "PUT", "/v1/cameras/vimc/controls", {"brightness": 1.5}, timeout=60)
+    check("PUT brightness 1.5 is refused with the range", status == 400 and b"between -1.0 and 1.0" in body,
+          f"HTTP {status} {body[:200]!r}")
+    before = fresh_luma()
+    status, _, body = call(SOCK, "PUT", "/v1/cameras/vimc/controls", {"brightness": 0.6}, timeout=60)
+    answer = json.loads(body) if status == 200 else []
+    brighter = wait_for(lambda: (fresh_luma() or 0) > (before or 255) + 20, 20, 0.5)
+    after = fresh_luma()
+    check("PUT brightness 0.6: answered with the new value, and the picture gets brighter",
+          status == 200 and answer and answer[0].get("value") == 0.6 and brighter,
+          f"HTTP {status} {json.dumps(answer)[:200]}; mean luma {before} -> {after}")
+    listed = subprocess.run([CAMCTL, "controls", "--socket", SOCK, "-d", "vimc"], capture_output=True, text=True, timeout=120)
+    line = next((l for l in listed.stdout.splitlines() if l.startswith("brightness")), "")
+    check("camctl controls through camd shows brightness (float) = 0.6 with its range", "(float) = 0.6" in line and "-1" in line,
+          line or listed.stderr.strip()[-300:])
+    call(SOCK, "POST", "/v1/cameras/vimc/stop", timeout=60)
+    call(SOCK, "POST", "/v1/cameras/vimc/start", timeout=60)
+    wait_for(lambda: camera_status(SOCK, "vimc").get("state") == "running", 60)
+    kept = wait_for(lambda: (fresh_luma() or 0) > (before or 255) + 20, 20, 0.5)
+    status, _, body = call(SOCK, "GET", "/v1/cameras/vimc/controls", timeout=60)
+    value = next((c.get("value") for c in (json.loads(body) if status == 200 else []) if c.get("name") == "brightness"), None)
+    check("brightness 0.6 is kept across a stop and start (the setting, the value, the picture)",
+          kept and value == 0.6, f"value {value}; mean luma {fresh_luma()} (before the change {before})")
+
+
+# ---------------------------------------------------------------- controls without camd
+direct = camctl("controls", "-d", "libcamera:0", "--no-daemon")
+check("camctl controls -d libcamera:0 lists libcamera's controls, brightness a float from -1 to 1",
+      direct.returncode == 0 and any(l.startswith("brightness (float) = 0") and "[-1.0 to 1.0" in l for l in direct.stdout.splitlines()),
+      (direct.stdout + direct.stderr).strip()[-400:])
+refused = camctl("controls", "-d", "libcamera:0", "--no-daemon", "brightness=0.5")
+check("camctl controls -d libcamera:0 brightness=0.5 without camd says to set it through camd (nothing would keep it)",
+      refused.returncode != 0 and "through camd" in refused.stderr, f"exit {refused.returncode}: {refused.stderr.strip()[-300:]}")
+
 # ---------------------------------------------------------------- camd
 config = write_config(os.path.join(WORK, "camd.toml"), f"""
 [daemon]
@@ -144,6 +203,7 @@ try:
     devices = json.loads(body) if status == 200 else []
     check("GET /v1/devices lists libcamera:0", any(d.get("path") == "libcamera:0" for d in devices),
           json.dumps([d.get("path") for d in devices]))
+    check_controls()
     # Unplugged: vimc unbound from its driver while camd streams (rmmod cannot: libcamera holds its
     # nodes open). libcamera 0.0.3 aborts a process that stops such a camera before it has marked
     # it disconnected, and does not always mark it: camd must survive and say the camera is gone.

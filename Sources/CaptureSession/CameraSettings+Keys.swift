@@ -42,7 +42,7 @@ extension CameraSettings {
         Key("fps", .number("a number above 0 and at most 1000", { $0 > 0 && $0 <= 1000 }),
             at: \.fps, "chosen by camd", restart: .device, "The frame rate to ask for."),
         Key("controls", controlsReader, at: \.controls, default: [:], "none", restart: .device,
-            "Device controls set whenever the camera opens, by v4l2-ctl name: brightness = 140, a boolean, or a menu item's name."),
+            "Device controls set whenever the camera opens, by v4l2-ctl name: brightness = 140, a boolean, or a menu item's name (a libcamera camera's Brightness: brightness = 0.25)."),
     ]
 
     static let encoderKeys: [Key] = [
@@ -81,7 +81,7 @@ extension CameraSettings {
 
 extension CameraSettings {
     public static let controlsReader = ValueReader<[String: String]>(
-        "a table of control names and values: a whole number, true or false, or a menu item's name",
+        "a table of control names and values: a number, true or false, or a menu item's name",
         read: { value throws(ValueProblem) in
             guard case .table(let entries) = value else { throw .wrongType }
             var controls: [String: String] = [:]
@@ -91,9 +91,10 @@ extension CameraSettings {
                     let fix = spelled.isEmpty ? "use the name `camctl controls` or `v4l2-ctl -l` shows" : "write \(spelled)"
                     throw .at(name, .unknownKey, "is not a control name as v4l2-ctl spells it (lowercase, words joined by '_'); \(fix)")
                 }
-                let expected = "must be a whole number, true or false, or a menu item's name in quotes; got \(value)"
+                let expected = "must be a number, true or false, or a menu item's name in quotes; got \(value)"
                 switch value {
                 case .integer(let number): controls[name] = String(number)
+                case .number(let number) where number.isFinite: controls[name] = String(number)  // libcamera's Brightness = 0.25
                 case .bool(let flag): controls[name] = String(flag)
                 case .string(let text) where !text.trimmingCharacters(in: .whitespaces).isEmpty: controls[name] = text
                 case .text(let text) where !text.trimmingCharacters(in: .whitespaces).isEmpty: controls[name] = text
@@ -106,6 +107,7 @@ extension CameraSettings {
         write: { controls in
             .table(controls.sorted { $0.key < $1.key }.map { name, text in
                 if let number = Int64(text) { return (name, .integer(number)) }
+                if let number = Double(text), number.isFinite { return (name, .number(number)) }
                 if let flag = Bool(text) { return (name, .bool(flag)) }
                 return (name, .string(text))
             })

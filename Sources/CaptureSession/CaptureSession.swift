@@ -1,5 +1,6 @@
 import Foundation
 import JPEG
+import LibCamera
 import Logging
 import V4L2
 import VideoCore
@@ -434,12 +435,13 @@ public actor CaptureSession {
     public func setControls(_ assignments: [(name: String, value: String)]) async throws(SessionError) -> [DeviceControl] {
         let changed = try await onDevice { (device) throws(DeviceError) in try device.setControls(assignments) }
         for control in changed where control.kind != .button {
-            settings.controls[control.name] = control.value.map(String.init) ?? settings.controls[control.name]
+            settings.controls[control.name] = control.real?.value.map { String($0) } ?? control.value.map(String.init)
+                ?? settings.controls[control.name]
         }
         return changed
     }
 
-    private func onDevice<T: Sendable>(_ work: @escaping @Sendable (VideoDevice) throws(DeviceError) -> T) async throws(SessionError) -> T {
+    private func onDevice<T: Sendable>(_ work: @escaping @Sendable (any ControllableCamera) throws(DeviceError) -> T) async throws(SessionError) -> T {
         let outcome: Result<T, DeviceError>
         if state == .running, let worker, settings.device != FrameSources.syntheticName {
             outcome = await withCheckedContinuation { continuation in
@@ -449,19 +451,31 @@ public actor CaptureSession {
                                                                             "camera \(self.id) has no device open right now")))
                         return
                     }
-                    guard let camera = source as? V4L2Source else {
+                    let camera: any ControllableCamera
+                    switch source {
+                    case let v4l2 as V4L2Source: camera = v4l2.device
+                    case let libcamera as LibCameraSource: camera = libcamera
+                    default:
                         continuation.resume(returning: .failure(DeviceError(.unsupported, path: source.name, "\(source.name) has no controls")))
                         return
                     }
-                    continuation.resume(returning: Self.capture { () throws(DeviceError) in try work(camera.device) })
+                    continuation.resume(returning: Self.capture { () throws(DeviceError) in try work(camera) })
                 }
             }
         } else if settings.device == FrameSources.syntheticName {
             throw .invalidSettings("the synthetic test source has no controls")
         } else {
             let selector = settings.device
+            let kept = settings.controls.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
             outcome = await BlockingIO.run { () -> Result<T, DeviceError> in
-                Self.capture { () throws(DeviceError) in try work(try VideoDevice(path: try DeviceDiscovery.resolve(selector))) }
+                Self.capture { () throws(DeviceError) in
+                    // A libcamera camera not running is acquired for the while: what is set
+                    // is checked and kept in the settings, and applied when it starts.
+                    if LibCameraLibrary.isSelector(selector), let selector {
+                        return try work(IdleLibCamera(try LibCameraDevice(selector: selector), kept: kept))
+                    }
+                    return try work(try VideoDevice(path: try DeviceDiscovery.resolve(selector)))
+                }
             }
         }
         switch outcome {

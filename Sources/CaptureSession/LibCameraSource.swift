@@ -14,12 +14,8 @@ public final class LibCameraSource: FrameSource {
 
     public init(selector: String, request: CaptureRequest, controls: [(name: String, value: String)] = []) throws(DeviceError) {
         device = try LibCameraDevice(selector: selector)
-        if let first = controls.first {
-            // Controls of libcamera cameras (floats such as Brightness -1...1) are not wired yet.
-            throw DeviceError(.invalidArgument, path: device.name,
-                              "camd cannot set controls of libcamera cameras yet (asked for \(first.name)); remove the camera's controls from its settings")
-        }
-        stream = try LibCameraStream(device: device, configuration: try device.configure(request))
+        let initial = try device.plan(controls)
+        stream = try LibCameraStream(device: device, configuration: try device.configure(request), controls: initial)
     }
 
     public func keepFrames(_ count: Int) { stream.recycler.limit = count }
@@ -35,4 +31,33 @@ public final class LibCameraSource: FrameSource {
     public var droppedFrames: Int { stream.broken + stream.lost }
 
     public func stop() { stream.stop() }
+}
+
+extension LibCameraSource: ControllableCamera {
+    public func controls() throws(DeviceError) -> [DeviceControl] { try device.controls() }
+
+    /// Checked against every control first, then sent with the next request: the value
+    /// reaches the picture a frame or two later, as libcamera applies it.
+    public func setControls(_ assignments: [(name: String, value: String)]) throws(DeviceError) -> [DeviceControl] {
+        let planned = try device.plan(assignments)
+        stream.setControls(planned)
+        return planned
+    }
+}
+
+/// A libcamera camera acquired while its session does not run, to list and check its
+/// controls; the values kept in the settings are its values until it starts with them.
+final class IdleLibCamera: ControllableCamera {
+    let device: LibCameraDevice
+
+    init(_ device: LibCameraDevice, kept: [(name: String, value: String)]) {
+        self.device = device
+        _ = try? device.plan(kept)
+    }
+
+    func controls() throws(DeviceError) -> [DeviceControl] { try device.controls() }
+
+    func setControls(_ assignments: [(name: String, value: String)]) throws(DeviceError) -> [DeviceControl] {
+        try device.plan(assignments)
+    }
 }

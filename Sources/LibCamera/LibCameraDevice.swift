@@ -42,20 +42,31 @@ public final class LibCameraDevice {
     /// camera is then not released either, since releasing a running camera stops it.
     var abandoned = false
 
+    /// The controls camd set, by id: libcamera reports values only in a frame's metadata.
+    var values: [UInt32: Double] = [:]
+
     deinit {
         if !abandoned { api.release!(handle) }
     }
 
     /// The formats and sizes of its video stream.
     public func formats() throws(DeviceError) -> [LibCameraFormat] {
-        var list = [clibcamera_format](repeating: clibcamera_format(), count: 16)
-        var count = api.formats!(handle, &list, Int32(list.count))
-        if count > Int32(list.count) {
-            list = [clibcamera_format](repeating: clibcamera_format(), count: Int(count))
-            count = api.formats!(handle, &list, Int32(list.count))
+        try list(clibcamera_format(), first: 16, during: "listing its formats") { api.formats!(handle, $0, $1) }
+            .map(LibCameraFormat.init)
+    }
+
+    /// What a shim call that fills up to a capacity and returns how many there are gives,
+    /// asked again with room for all when `first` was too few.
+    func list<Item>(_ empty: Item, first: Int, during what: String,
+                    _ fill: (UnsafeMutablePointer<Item>, Int32) -> Int32) throws(DeviceError) -> [Item] {
+        var items = [Item](repeating: empty, count: first)
+        var count = items.withUnsafeMutableBufferPointer { fill($0.baseAddress!, Int32($0.count)) }
+        if count > Int32(items.count) {
+            items = [Item](repeating: empty, count: Int(count))
+            count = items.withUnsafeMutableBufferPointer { fill($0.baseAddress!, Int32($0.count)) }
         }
-        guard count >= 0 else { throw Self.error(count, camera: info, during: "listing its formats") }
-        return list.prefix(Int(count)).map(LibCameraFormat.init)
+        guard count >= 0 else { throw Self.error(count, camera: info, during: what) }
+        return Array(items.prefix(Int(count)))
     }
 
     /// Configures its stream as close to `request` as libcamera allows; the result is

@@ -27,11 +27,12 @@ public final class LibCameraStream {
     public private(set) var lost = 0
     private var lastSequence: UInt32?
 
-    /// Starts streaming `configuration` (from `device.configure`), with `controls` set from the first frame.
-    public init(device: LibCameraDevice, configuration: CaptureConfiguration,
-                controls: [clibcamera_control_value] = []) throws(DeviceError) {
+    /// Starts streaming `configuration` (from `device.configure`), with `controls` (from
+    /// `device.plan`) set from the first frame.
+    public init(device: LibCameraDevice, configuration: CaptureConfiguration, controls: [DeviceControl] = []) throws(DeviceError) {
         self.device = device
         self.configuration = configuration
+        let controls = controls.map(Self.value)
         let context = Unmanaged.passUnretained(completions).toOpaque()
         let status = controls.withUnsafeBufferPointer { values in
             device.api.start!(device.handle, values.baseAddress, Int32(values.count), { context, frame in
@@ -119,6 +120,16 @@ public final class LibCameraStream {
             let nanoseconds = remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000
             _ = completions.signal.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
         }
+    }
+
+    /// Sends controls (from `device.plan`) with the next request that goes back to the camera.
+    public func setControls(_ controls: [DeviceControl]) {
+        pendingControls.removeAll { pending in controls.contains { $0.id == pending.id } }
+        pendingControls += controls.map(Self.value)
+    }
+
+    static func value(_ control: DeviceControl) -> clibcamera_control_value {
+        clibcamera_control_value(id: control.id, value: control.number)
     }
 
     private func requeue(_ cookie: UInt64) throws(DeviceError) {

@@ -6,6 +6,22 @@ import VideoCore
 public struct DeviceControl: Hashable, Sendable {
     public enum Kind: String, Sendable {
         case integer, boolean, menu, button, integer64, string, bitmask, integerMenu = "intmenu", other
+        /// A real number (libcamera's Brightness, -1...1): its numbers are in `real`.
+        case float
+    }
+
+    /// A `.float` control's range, default and value, which the whole-number fields cannot hold.
+    public struct RealNumbers: Hashable, Sendable {
+        public var minimum: Double
+        public var maximum: Double
+        public var defaultValue: Double
+        public var value: Double?
+        public init(minimum: Double, maximum: Double, defaultValue: Double, value: Double?) {
+            self.minimum = minimum
+            self.maximum = maximum
+            self.defaultValue = defaultValue
+            self.value = value
+        }
     }
 
     public var id: UInt32
@@ -24,9 +40,37 @@ public struct DeviceControl: Hashable, Sendable {
     public var menu: [(index: Int64, name: String)]
     public var isReadOnly: Bool
     public var isInactive: Bool
+    /// For `.float` controls; nil for the others.
+    public var real: RealNumbers?
+
+    public init(id: UInt32, label: String, name: String, kind: Kind, minimum: Int64, maximum: Int64, step: UInt64,
+                defaultValue: Int64, value: Int64?, menu: [(index: Int64, name: String)], isReadOnly: Bool, isInactive: Bool,
+                real: RealNumbers? = nil) {
+        self.id = id
+        self.label = label
+        self.name = name
+        self.kind = kind
+        self.minimum = minimum
+        self.maximum = maximum
+        self.step = step
+        self.defaultValue = defaultValue
+        self.value = value
+        self.menu = menu
+        self.isReadOnly = isReadOnly
+        self.isInactive = isInactive
+        self.real = real
+    }
+
+    /// A real-number control (a libcamera camera's), its whole-number fields rounded from `real`.
+    public static func real(id: UInt32, label: String, _ numbers: RealNumbers) -> DeviceControl {
+        func rounded(_ x: Double) -> Int64 { x.isFinite ? Int64(x.rounded()) : 0 }
+        return DeviceControl(id: id, label: label, name: key(for: label), kind: .float, minimum: rounded(numbers.minimum),
+                             maximum: rounded(numbers.maximum), step: 0, defaultValue: rounded(numbers.defaultValue),
+                             value: numbers.value.map(rounded), menu: [], isReadOnly: false, isInactive: false, real: numbers)
+    }
 
     public static func == (a: DeviceControl, b: DeviceControl) -> Bool {
-        a.id == b.id && a.value == b.value && a.label == b.label
+        a.id == b.id && a.value == b.value && a.label == b.label && a.real == b.real
     }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
@@ -66,6 +110,8 @@ public struct DeviceControl: Hashable, Sendable {
             return .failure(ControlValueError("\(name) is a menu: choose one of \(items); got \"\(text)\""))
         case .string, .other:
             return .failure(ControlValueError("\(name) is a \(kind.rawValue) control, which camd cannot set"))
+        case .float:
+            return .failure(ControlValueError("\(name) takes a number: see parseReal"))
         case .integer, .integer64, .bitmask:
             guard let number = Int64(trimmed) else {
                 return .failure(ControlValueError("\(name) takes a whole number from \(minimum) to \(maximum); got \"\(text)\""))
@@ -80,6 +126,31 @@ public struct DeviceControl: Hashable, Sendable {
         }
     }
 }
+
+extension DeviceControl {
+    /// A `.float` control's value from the text a user gave ("0.25"), checked against its range.
+    public func parseReal(_ text: String) -> Result<Double, ControlValueError> {
+        let trimmed = String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        let range = real ?? RealNumbers(minimum: Double(minimum), maximum: Double(maximum), defaultValue: Double(defaultValue), value: nil)
+        guard let number = Double(trimmed), number.isFinite else {
+            return .failure(ControlValueError("\(name) takes a number from \(range.minimum) to \(range.maximum); got \"\(text)\""))
+        }
+        guard number >= range.minimum, number <= range.maximum else {
+            return .failure(ControlValueError("\(name) must be between \(range.minimum) and \(range.maximum); got \(trimmed)"))
+        }
+        return .success(number)
+    }
+}
+
+/// A camera whose controls can be listed and set: a V4L2 device, or a libcamera camera.
+public protocol ControllableCamera: AnyObject {
+    /// Every control, with its value now.
+    func controls() throws(DeviceError) -> [DeviceControl]
+    /// Sets controls by name, every value checked before any is set; the controls as they are after.
+    func setControls(_ assignments: [(name: String, value: String)]) throws(DeviceError) -> [DeviceControl]
+}
+
+extension VideoDevice: ControllableCamera {}
 
 /// A control value that does not fit the control, with what would.
 public struct ControlValueError: Error, CustomStringConvertible, Sendable {

@@ -3,6 +3,7 @@ import ArgumentParser
 import CaptureSession
 import Client
 import Foundation
+import LibCamera
 import V4L2
 
 struct Controls: ParsableCommand {
@@ -24,6 +25,15 @@ struct Controls: ParsableCommand {
             return try throughDaemon(client, id)
         }
         do {
+            if LibCameraLibrary.isSelector(device), let device {
+                guard assignments.isEmpty else {
+                    throw fail("\(device): a libcamera camera keeps a control only while the process streaming it runs: "
+                               + "set it through camd (camctl controls with camd running the camera) or with `controls` in camd.toml",
+                               ExitStatus.usage)
+                }
+                for control in try LibCameraDevice(selector: device).controls() { print(describe(control)) }
+                return
+            }
             let camera = try VideoDevice(path: try DeviceDiscovery.resolve(device))
             if assignments.isEmpty {
                 for control in try camera.controls() { print(describe(control)) }
@@ -57,7 +67,7 @@ struct Controls: ParsableCommand {
         for control in try DaemonCall.decode([ControlState].self, reply) {
             var text = "\(control.name) (\(control.type))"
             if let value = control.value { text += " = \(value)" }
-            if ["integer", "integer64"].contains(control.type) {
+            if ["integer", "integer64", "float"].contains(control.type) {
                 text += "  [\(control.minimum) to \(control.maximum), default \(control.default)]"
             }
             print(text)
@@ -66,8 +76,10 @@ struct Controls: ParsableCommand {
 
     func describe(_ control: DeviceControl) -> String {
         var text = "\(control.name) (\(control.kind.rawValue))"
-        if let value = control.value { text += " = \(value)" }
+        if let value = control.real?.value { text += " = \(value)" } else if let value = control.value { text += " = \(value)" }
         switch control.kind {
+        case .float:
+            if let real = control.real { text += "  [\(real.minimum) to \(real.maximum), default \(real.defaultValue)]" }
         case .integer, .integer64: text += "  [\(control.minimum) to \(control.maximum), step \(control.step), default \(control.defaultValue)]"
         case .boolean: text += "  [default \(control.defaultValue)]"
         case .menu, .integerMenu: text += "  [" + control.menu.map { "\($0.index): \($0.name)" }.joined(separator: ", ") + "]"

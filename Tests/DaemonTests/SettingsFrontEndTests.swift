@@ -72,6 +72,7 @@ import Testing
         .simple("video.segment", #""5m""#, true), .simple("video.segment", "0.5", false),
         .simple("video.keep_bytes", #""2G""#, true), .simple("video.keep_count", "0", false),
         .simple("controls.Brightness", "1", false), .simple("controls.brightness", #""  ""#, false),
+        .simple("controls.brightness", "0.25", true),  // a libcamera camera's Brightness is -1...1
         Case(key: "location", toml: "location = { latitude = 51.5, longitude = -0.12 }",
              json: #"{"location": {"latitude": 51.5, "longitude": -0.12}}"#,
              arguments: ["location.latitude=51.5", "location.longitude=-0.12"], accepted: true),

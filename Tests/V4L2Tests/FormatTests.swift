@@ -65,6 +65,23 @@ import VideoCore
         #expect(notNumber.description.contains("whole number from 0 to 255"))
     }
 
+    /// libcamera's real-number controls (Brightness -1...1): numbers with fractions, checked
+    /// against the real range; the whole-number fields hold them rounded.
+    @Test func realControlsTakeFractionsWithinTheirRange() throws {
+        let brightness = DeviceControl.real(id: 9, label: "Brightness",
+                                            .init(minimum: -1, maximum: 1, defaultValue: 0, value: 0.5))
+        #expect(brightness.kind == .float && brightness.name == "brightness")
+        #expect(brightness.minimum == -1 && brightness.maximum == 1 && brightness.value == 1)
+        #expect(try brightness.parseReal(" 0.25 ").get() == 0.25)
+        #expect(try brightness.parseReal("-1").get() == -1)
+        guard case .failure(let outside) = brightness.parseReal("1.5") else { Issue.record("1.5 accepted"); return }
+        #expect(outside.description == "brightness must be between -1.0 and 1.0; got 1.5")
+        guard case .failure(let word) = brightness.parseReal("bright") else { Issue.record("text accepted"); return }
+        #expect(word.description.contains("takes a number from -1.0 to 1.0"))
+        #expect(brightness.parseReal("nan").isFailure)
+        #expect(brightness.parse("0.25").isFailure, "whole-number parsing refuses a float control")
+    }
+
     @Test func stepsAreEnforced() {
         let stepped = control(.integer, min: 0, max: 100, step: 10)
         #expect((try? stepped.parse("30").get()) == 30)
@@ -99,4 +116,8 @@ import VideoCore
         #expect(VideoDevice.range(of: .yuyv, colorspace: srgb, quantization: V4L2_QUANTIZATION_FULL_RANGE.rawValue) == .full)
         #expect(VideoDevice.range(of: .grey, colorspace: srgb, quantization: V4L2_QUANTIZATION_LIM_RANGE.rawValue) == .limited)
     }
+}
+
+extension Result {
+    var isFailure: Bool { if case .failure = self { true } else { false } }
 }

@@ -148,12 +148,17 @@ import VideoCore
         }
     }
 
-    @Test func anMJPEGCameraIsDecodedAndTaggedFullRange() throws {
+    /// An MJPEG camera's frame: 160x120 of one orange, and the picture it encodes.
+    static func orangeMJPEG() throws -> (image: YUVImage, jpeg: [UInt8], layout: FrameLayout) {
         let size = FrameSize(width: 160, height: 120)
         var image = YUVImage(size: size, subsampling: .s422)
         image.fill(Geometry.Color(red: 230, green: 120, blue: 40))
-        let jpeg = try JPEGEncoder().compress(image, quality: 95)
-        let layout = FrameLayout(format: .mjpeg, size: size, bytesPerLine: 0, range: .full)
+        return (image, try JPEGEncoder().compress(image, quality: 95), FrameLayout(format: .mjpeg, size: size, bytesPerLine: 0, range: .full))
+    }
+
+    @Test func anMJPEGCameraIsDecodedAndTaggedFullRange() throws {
+        let (image, jpeg, layout) = try Self.orangeMJPEG()
+        let size = layout.size
         let path = try Self.record({ Frame(layout: layout, bytes: jpeg, sequence: UInt32($0), monotonicTime: Double($0) / 10,
                                            captureTime: Double($0)) }, count: 5, fps: 10, size: size)
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -165,12 +170,8 @@ import VideoCore
     /// A camera's truncated frame is refused, not decoded with its missing half grey (which
     /// libjpeg-turbo does with only a warning) and encoded; the picture keeps the last good frame.
     @Test func aTruncatedMJPEGFrameIsRefusedNotEncodedGrey() throws {
-        let size = FrameSize(width: 160, height: 120)
-        var image = YUVImage(size: size, subsampling: .s422)
-        image.fill(Geometry.Color(red: 230, green: 120, blue: 40))
-        let jpeg = try JPEGEncoder().compress(image, quality: 95)
-        let layout = FrameLayout(format: .mjpeg, size: size, bytesPerLine: 0, range: .full)
-        let picture = try VideoPicture(size: size)
+        let (_, jpeg, layout) = try Self.orangeMJPEG()
+        let picture = try VideoPicture(size: layout.size)
         try picture.fill(from: Frame(layout: layout, bytes: jpeg, sequence: 0, monotonicTime: 0, captureTime: 0))
         let luma = picture.frame.pointee.data.0![100 * Int(picture.frame.pointee.linesize.0) + 80]
         // Cut a few bytes into the scan: the header is whole, the picture is not.

@@ -265,12 +265,14 @@
       const set = value => this.setControl(control.name, value, error);
       switch (control.type) {
         case 'integer':
-        case 'integer64': {
+        case 'integer64':
+        case 'float': {
           input = make('input');
           input.type = 'range';
           input.min = control.minimum;
           input.max = control.maximum;
-          input.step = control.step || 1;
+          // A real-number control (libcamera's Brightness, -1...1) moves in hundredths of its range.
+          input.step = control.type === 'float' ? (control.maximum - control.minimum) / 100 || 'any' : control.step || 1;
           const output = make('output');
           output.htmlFor = id;
           input.addEventListener('input', () => setText(output, input.value));
