@@ -150,19 +150,6 @@ class Driver:
         self.page.command("Input.insertText", text=text)
 
 
-def allowed_console(lines, allowed):
-    """The console lines left once the failed loads the checks provoked on purpose are taken out:
-    `allowed` is a list of (status, URL suffix)."""
-    left = []
-    for line in lines:
-        found = re.search(r"status of (\d+) .*? (\S+)$", line)
-        if line.startswith("log (network): Failed to load resource") and found and any(
-                int(found.group(1)) == status and found.group(2).endswith(suffix) for status, suffix in allowed):
-            continue
-        left.append(line)
-    return left
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--camd", default=None, help="camd binary (default: .build/debug/camd, then release)")
@@ -406,7 +393,7 @@ def main():
                         session and session["status"] == 200 and session["body"] == {"access": "full"} and hidden, json.dumps(session))
             check_event_stream(suite, browser, origin, slow)
 
-        errors = allowed_console(page.console_errors(), allowed)
+        errors = page.console_errors(allowed)
         suite.check("console: no errors, failed loads or exceptions", not errors, " | ".join(errors)[:600])
     except Exception as e:  # noqa: BLE001 - reported as a failure, with the logs
         suite.check("web page checks ran to the end", False, f"{type(e).__name__}: {e}; camd log: {camd.tail(10)}")
@@ -585,7 +572,7 @@ def check_sign_in(suite, args, workdir, window, slow):
         back = page.wait_for("location.pathname === '/' && document.querySelectorAll('.camera').length", timeout=20 * slow)
         suite.check("links: /media links back to /, and the link opens the cameras' page", media and media["back"] and back,
                     f"link {media and media['back']}, cameras {back}")
-        errors = allowed_console(page.console_errors(), allowed)
+        errors = page.console_errors(allowed)
         suite.check("sign-in: no console errors but the 401s of the first load and the wrong token", not errors,
                     " | ".join(errors)[:600])
 
@@ -618,7 +605,7 @@ def check_sign_in(suite, args, workdir, window, slow):
                     library and library["items"] >= 1 and not library["error"] and not library["delete"], json.dumps(library))
         ui.click("document.querySelector('header a[href=\"/\"]')")
         viewer.wait_for("location.pathname === '/' && document.querySelectorAll('.camera').length", timeout=20 * slow)
-        errors = allowed_console(viewer.console_errors(), allowed)
+        errors = viewer.console_errors(allowed)
         suite.check("access: no console errors for the viewer but the 401 of the first load", not errors, " | ".join(errors)[:600])
 
         # Signed out elsewhere (another tab; a restart of camd does the same): the open page's next

@@ -10,6 +10,15 @@ import VideoCore
 @Suite struct ImageDefaultsCaptureTests {
     static let london = try! EXIF.GPSPosition(latitude: 51.500729, longitude: -0.124625, altitude: 12.5)
 
+    /// Waits for the timelapse's first photo (30 s at most: a loaded machine takes longer
+    /// than the interval; an assertion on a fixed sleep failed under a parallel build).
+    static func untilAPhotoOf(_ camera: String, in photos: PhotoOutput) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await photos.list(camera: camera).isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     @Test func timelapsePhotosFollowTheImageDefaultsAndCarryTheLocation() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-image-lapse-\(UUID().uuidString.prefix(8))").path
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -21,7 +30,7 @@ import VideoCore
         let session = CaptureSession(settings: settings)
         await session.start()  // before the timelapse, which looks again only a second after finding it stopped
         let timelapse = Task { await IntervalCapture(session: session, photos: photos).run() }
-        try await Task.sleep(for: .milliseconds(900))
+        try await Self.untilAPhotoOf("lapse", in: photos)
         await session.stop()
         timelapse.cancel()
         await timelapse.value
@@ -45,7 +54,7 @@ import VideoCore
         let session = CaptureSession(settings: settings)
         await session.start()
         let timelapse = Task { await IntervalCapture(session: session, photos: photos).run() }
-        try await Task.sleep(for: .milliseconds(700))
+        try await Self.untilAPhotoOf("plain", in: photos)
         await session.stop()
         timelapse.cancel()
         await timelapse.value

@@ -17,6 +17,7 @@ bare host and inside the test VMs alike.
 import base64
 import json
 import os
+import re
 import shutil
 import signal
 import threading
@@ -224,9 +225,11 @@ class Page:
         """The page as PNG bytes."""
         return base64.b64decode(self.command("Page.captureScreenshot", timeout=timeout, format="png")["data"])
 
-    def console_errors(self):
+    def console_errors(self, provoked=()):
         """What the page reported as an error: console.error/assert calls, errors the browser
-        logged (failed loads, security policy refusals) and uncaught exceptions, as text lines."""
+        logged (failed loads, security policy refusals) and uncaught exceptions, as text lines.
+        `provoked`: (status, end of the URL's path) of failed loads a check caused on purpose (a refused
+        request Chromium logs as a failed load), left out."""
         lines = []
         for event in self.events("Runtime.consoleAPICalled", "Log.entryAdded", "Runtime.exceptionThrown"):
             method, params = event["method"], event["params"]
@@ -239,4 +242,12 @@ class Page:
             elif method == "Runtime.exceptionThrown":
                 details = params["exceptionDetails"]
                 lines.append("exception: " + (details.get("exception", {}).get("description") or details.get("text", "")))
-        return lines
+        return [line for line in lines if not _provoked(line, provoked)]
+
+
+def _provoked(line, provoked):
+    """Whether `line` is Chromium's log of a failed load of one of `provoked`'s (status, end of
+    the URL's path: its query is not looked at)."""
+    found = re.search(r"status of (\d+) .*? (\S+)$", line)
+    return (line.startswith("log (network): Failed to load resource") and found is not None
+            and any(int(found.group(1)) == status and found.group(2).split("?")[0].endswith(end) for status, end in provoked))
