@@ -209,7 +209,8 @@ fi
 # against vivid and plays its H.264 through camd-live.js and Media Source Extensions; the
 # screenshot is read for the bars. Then vivid's own controls (every one shown as a slider,
 # toggle, menu or button; a slider moved with the arrow keys reaches GET /controls, one PUT at
-# a time), configure, and the camera stopped and started. Only what depends on the camera runs
+# a time), configure, the camera stopped and started, and /media on two photos of vivid
+# (square cells with camd's thumbnails, a click opens the photo). Only what depends on the camera runs
 # here (--device-only): the rest of the page's checks, the live view's timing checks and the
 # sign-in run on the host with the synthetic source, since Chromium is about 40 times slower
 # here (a minute or more to start; every wait is 20 times the host's). The camera runs at
@@ -222,7 +223,7 @@ if [ -f "$REPO/scripts/web-checks.py" ]; then
     run_checks web-page 70-web-page.log "${CAMD_VIVID_WEB_PAGE_TIMEOUT:-900}" \
         "$PY" "$REPO/scripts/web-checks.py" --camd "$REPO/.build/debug/camd" --device /dev/video0 --device-only \
         --format YUYV --size 320x180 --fps 5 --window 900x900 --slow 20 --bars-row 0.9 \
-        --screenshot "$RES/web-page.png"
+        --screenshot "$RES/web-page.png" --media-screenshot "$RES/media-page.png"
 fi
 
 dmesg >"$RES/dmesg.log" 2>&1

@@ -164,6 +164,7 @@ def main():
                     help="where to read the bars, as a fraction of the picture's height (vivid's text covers most of "
                          "a small picture: 0.9 reads below it)")
     ap.add_argument("--screenshot", default=None, help="keep the screenshot of the page here too")
+    ap.add_argument("--media-screenshot", default=None, help="with --device-only: keep the screenshot of /media here too")
     ap.add_argument("--sign-in-screenshot", default=None, help="keep the screenshot of the sign-in page here too")
     ap.add_argument("--sign-in-only", action="store_true", help="only the sign-in checks (a camd with tcp_token)")
     ap.add_argument("--device-only", action="store_true",
@@ -392,6 +393,9 @@ def main():
             suite.check("access: without tcp_token GET /v1/session says full access, and the page shows no view-only note",
                         session and session["status"] == 200 and session["body"] == {"access": "full"} and hidden, json.dumps(session))
             check_event_stream(suite, browser, origin, slow)
+
+        if args.device_only:
+            check_media(suite, page, camd, origin, args, workdir, slow)
 
         errors = page.console_errors(allowed)
         suite.check("console: no errors, failed loads or exceptions", not errors, " | ".join(errors)[:600])
@@ -658,6 +662,50 @@ def events_status(target, slow):
         return int(found.group(1)) if found else None
     finally:
         s.close()
+
+
+def check_media(suite, page, camd, origin, args, workdir, slow):
+    """The media library page on the camera's own photos (the host's media-checks.py runs
+    the rest of it on the synthetic source): square cells with camd's thumbnails of the
+    pictures, and a click that opens the full-size photo."""
+    names = []
+    for _ in range(2):
+        code, _, body = call(camd.sock, "POST", f"/v1/cameras/{CAMERA}/snapshot", timeout=30 * slow)
+        if code == 201:
+            names.append(json.loads(body).get("name"))
+    page.open(f"{origin}/media?cell=120", timeout=60 * slow)
+    cells = page.wait_for("""(() => { const cells = [...document.querySelectorAll('.cell')];
+      return cells.length >= 2 && cells.every(c => !c.classList.contains('loading') && c.querySelector('img').naturalWidth)
+        && cells.slice(0, 2).map(c => { const r = c.getBoundingClientRect(), i = c.querySelector('img');
+             return {left: r.left, top: r.top, width: r.width, height: r.height, natural: i.naturalWidth,
+                     naturalHeight: i.naturalHeight}; }); })()""", timeout=30 * slow)
+    size = page.evaluate("window.camdMedia && window.camdMedia.thumbnailSize")
+    shot = page.screenshot()
+    with open(os.path.join(workdir, "media-page-camera.png"), "wb") as f:
+        f.write(shot)
+    if args.media_screenshot:
+        shutil.copyfile(os.path.join(workdir, "media-page-camera.png"), args.media_screenshot)
+    colours = set()
+    if cells:
+        a = cells[0]
+        picture, row = PNG(shot), int(a["top"] + a["height"] / 2)
+        colours = {picture.pixel(x, row) for x in range(int(a["left"]) + 2, int(a["left"] + a["width"]) - 2, 3)}
+    suite.check("media: /media shows the camera's photos in square cells, camd's thumbnails at the cell's pixels",
+                len(names) == 2 and cells and all(abs(c["width"] - c["height"]) < 0.5 for c in cells)
+                and all(c["natural"] == c["naturalHeight"] == size for c in cells) and len(colours) >= 4,
+                f"saved {names}; cells {json.dumps(cells)}; thumbnail {size} px; {len(colours)} colours across the first cell")
+    if cells:
+        a = cells[0]
+        for kind in ("mousePressed", "mouseReleased"):
+            page.command("Input.dispatchMouseEvent", type=kind, x=a["left"] + a["width"] / 2, y=a["top"] + a["height"] / 2,
+                         button="left", clickCount=1)
+    width, height = (int(n) for n in args.size.split("x"))
+    opened = page.wait_for("(() => { const d = document.querySelector('#viewer'), i = document.querySelector('#full');"
+                           " return d && d.open && i.complete && i.naturalWidth && {width: i.naturalWidth, height: i.naturalHeight,"
+                           " src: i.getAttribute('src')}; })()", timeout=20 * slow)
+    suite.check("media: a click opens the newest photo full size in the viewer",
+                opened and (opened["width"], opened["height"]) == (width, height) and names and names[-1] in opened["src"],
+                json.dumps(opened))
 
 
 def check_controls(suite, page, ui, camd, code, controls, slow):
