@@ -36,6 +36,10 @@ import VideoCore
                 #expect(response.status == .ok)
                 let body = try json(response.body)
                 #expect(body["version"] as? String == "test")
+                // When camd started, in ISO 8601 (UTC), within the last minute.
+                let started = try #require(body["started_at"] as? String)
+                let date = try #require(ISO8601DateFormatter().date(from: started), "started_at \(started)")
+                #expect(started.hasSuffix("Z") && abs(date.timeIntervalSinceNow) < 60)
                 let list = try #require(body["cameras"] as? [[String: Any]])
                 #expect(list.first?["id"] as? String == "synth")
                 #expect(list.first?["state"] as? String == "running")
