@@ -248,10 +248,7 @@ def main():
         # screenshots taken apart differ inside it.
         time.sleep(2 * min(slow, 2))
         second, wall = page.evaluate(PLAYER), time.time() - first_at
-        box = page.evaluate(PICTURE_BOX)
-        dpr = box["dpr"]
-        left, top = int(box["left"] * dpr) + 2, int(box["top"] * dpr) + 2
-        w, h = int(box["width"] * dpr) - 4, int(box["height"] * dpr) - 4
+        left, top, w, h = picture_pixels(page)
         changed = PNG(shot).differing_pixels(PNG(page.screenshot()), left, top, w, h)
         advance = (second or {}).get("currentTime", 0) - (first or {}).get("currentTime", 0)
         suite.check("live: the picture moves: the video's time advances with the clock and two screenshots differ",
@@ -395,7 +392,7 @@ def main():
             check_event_stream(suite, browser, origin, slow)
 
         if args.device_only:
-            check_media(suite, page, camd, origin, args, workdir, slow)
+            check_media(suite, page, ui, camd, origin, args, workdir, slow)
 
         errors = page.console_errors(allowed)
         suite.check("console: no errors, failed loads or exceptions", not errors, " | ".join(errors)[:600])
@@ -632,14 +629,20 @@ def check_sign_in(suite, args, workdir, window, slow):
         camd.stop()
 
 
+def picture_pixels(page):
+    """Where the live view's picture is in a screenshot, in device pixels, 2 inside its edges
+    (scrolled into view first): left, top, width, height."""
+    box = page.evaluate(PICTURE_BOX)
+    dpr = box["dpr"]
+    return (int(box["left"] * dpr) + 2, int(box["top"] * dpr) + 2, int(box["width"] * dpr) - 4,
+            int(box["height"] * dpr) - 4)
+
+
 def read_bars(page, args):
     """How far the live view's bars, read from a screenshot, are from the bars' colours (the
     furthest channel), and what was read."""
-    box = page.evaluate(PICTURE_BOX)
+    left, top, w, h = picture_pixels(page)
     picture = PNG(page.screenshot())
-    dpr = box["dpr"]
-    left, top = int(box["left"] * dpr) + 2, int(box["top"] * dpr) + 2
-    w, h = int(box["width"] * dpr) - 4, int(box["height"] * dpr) - 4
     # bar_colours reads 3/5 down the box it is given: a box of 20 rows puts that at --bars-row.
     row_top = top + int(h * args.bars_row) - 12
     colours = bar_colours(picture.pixel, left, row_top, w, 20) if w > 100 and h > 50 else []
@@ -664,7 +667,7 @@ def events_status(target, slow):
         s.close()
 
 
-def check_media(suite, page, camd, origin, args, workdir, slow):
+def check_media(suite, page, ui, camd, origin, args, workdir, slow):
     """The media library page on the camera's own photos (the host's media-checks.py runs
     the rest of it on the synthetic source): square cells with camd's thumbnails of the
     pictures, and a click that opens the full-size photo."""
@@ -695,10 +698,7 @@ def check_media(suite, page, camd, origin, args, workdir, slow):
                 and all(c["natural"] == c["naturalHeight"] == size for c in cells) and len(colours) >= 4,
                 f"saved {names}; cells {json.dumps(cells)}; thumbnail {size} px; {len(colours)} colours across the first cell")
     if cells:
-        a = cells[0]
-        for kind in ("mousePressed", "mouseReleased"):
-            page.command("Input.dispatchMouseEvent", type=kind, x=a["left"] + a["width"] / 2, y=a["top"] + a["height"] / 2,
-                         button="left", clickCount=1)
+        ui.click("document.querySelector('.cell')")
     width, height = (int(n) for n in args.size.split("x"))
     opened = page.wait_for("(() => { const d = document.querySelector('#viewer'), i = document.querySelector('#full');"
                            " return d && d.open && i.complete && i.naturalWidth && {width: i.naturalWidth, height: i.naturalHeight,"

@@ -90,10 +90,15 @@ public struct DeviceControl: Hashable, Sendable {
         return key
     }
 
+    /// The text a user gave, without the spaces around it.
+    static func trimmed(_ text: String) -> String {
+        String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+
     /// Turns the text a user gave ("140", "true", a menu item's name) into the value to set,
     /// or says what is allowed.
     public func parse(_ text: String) -> Result<Int64, ControlValueError> {
-        let trimmed = String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        let trimmed = Self.trimmed(text)
         switch kind {
         case .boolean:
             switch trimmed.lowercased() {
@@ -130,7 +135,7 @@ public struct DeviceControl: Hashable, Sendable {
 extension DeviceControl {
     /// A `.float` control's value from the text a user gave ("0.25"), checked against its range.
     public func parseReal(_ text: String) -> Result<Double, ControlValueError> {
-        let trimmed = String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        let trimmed = Self.trimmed(text)
         let range = real ?? RealNumbers(minimum: Double(minimum), maximum: Double(maximum), defaultValue: Double(defaultValue), value: nil)
         guard let number = Double(trimmed), number.isFinite else {
             return .failure(ControlValueError("\(name) takes a number from \(range.minimum) to \(range.maximum); got \"\(text)\""))
