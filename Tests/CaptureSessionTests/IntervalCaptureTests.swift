@@ -29,12 +29,13 @@ import VideoCore
         // 1.6 s at one every 0.25 s: about 6; the bounds allow for a slow machine, not for a missing timer.
         #expect((3...8).contains(saved.count), "saved \(saved.count) photos")
         let times = saved.map(\.captureTime).sorted()
-        // Each photo is the newest frame when its time comes, which may have been captured up to
-        // a frame interval before (while waiting for the first one took longer): gaps vary by
-        // frames, the mean is the interval, and none is a burst.
-        for (earlier, later) in zip(times, times.dropFirst()) {
-            #expect(later - earlier >= 0.1, "photos \(later - earlier) s apart, not one interval")
-        }
+        // Each photo is the newest frame when its time comes. The timer keeps its grid, so a
+        // photo taken late (its tick or its frame delayed on a loaded machine) can be followed
+        // by one on time less than an interval later: gaps are not checked one by one (a CI
+        // run once saw 0.096 s), but every photo is its own frame and the mean is the interval.
+        let sequences = saved.sorted { $0.captureTime < $1.captureTime }.compactMap(\.sequence)
+        #expect(sequences.count == saved.count && zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 },
+                "one frame saved twice: sequences \(sequences)")
         if let first = times.first, let last = times.last, times.count > 2 {
             let mean = (last - first) / Double(times.count - 1)
             #expect(mean >= 0.2 && mean <= 0.4, "photos \(mean) s apart on average, not one interval")

@@ -29,10 +29,17 @@ import VideoCore
         #expect(tooSlow.nextDue == nil)
     }
 
-    /// A client polling every 0.5 s: after the period is learned, each request is answered
-    /// from the JPEG made just before it, whose frame is at most about an interval and an
+    /// A client polling every 0.5 s: after the period is learned, requests are answered
+    /// from the JPEG made just before them, whose frame is at most about an interval and an
     /// encode old; once the client stops, nothing more is encoded but the one JPEG made
     /// for the request that never came.
+    ///
+    /// Whether one JPEG made ahead is finished before its request comes depends on the
+    /// encoder thread being scheduled in time: with the whole suite in parallel on two cores
+    /// a CI run once saw eight requests in a row find theirs still encoding. So the client
+    /// polls until one is answered from a ready JPEG, for at most 40 requests (20 s); without
+    /// the cadence none ever is, and on a quiet machine the first after the four that teach
+    /// the period is.
     @Test func aPollingClientIsAnsweredFromAJPEGMadeAheadAndAStoppedOneCostsNothing() async throws {
         let session = CaptureSession(settings: CameraSettings(id: "poll", device: FrameSources.syntheticName,
                                                               size: FrameSize(width: 640, height: 480), fps: 30))
@@ -40,26 +47,23 @@ import VideoCore
         let period = 0.5, interval = 1.0 / 30
         let start = FrameHub.monotonicNow() + 0.1
         var ages: [Double] = []
-        for index in 0..<12 {
+        var polled = await session.status()
+        for index in 0..<40 {
             let due = start + Double(index) * period
             let wait = due - FrameHub.monotonicNow()
             if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
             let asked = FrameHub.monotonicNow()
             let frame = try await session.snapshot()
             if index >= 6 { ages.append(asked - frame.monotonicTime) }
+            polled = await session.status()
+            let served = polled.snapshots.madeAhead - polled.snapshots.madeAheadUnused
+            if index >= 11, polled.snapshots.answeredReady >= 1, served >= 1 { break }
         }
-        let polled = await session.status()
         #expect(polled.snapshots.pollPeriod.map { abs($0 - period) < 0.1 } ?? true, "\(polled.snapshots)")
         try await Task.sleep(for: .seconds(1.5))
         let after = await session.status()
         await session.stop()
 
-        // Eight requests after the four that teach the period; a loaded machine (the whole
-        // suite in parallel on two cores, or other builds beside it) delays some past the
-        // period's tolerance, and the period is learned again from the next four, which can
-        // leave a single request served ahead. Without the cadence none is.
-        // A JPEG made ahead serves its request whether it was ready when the request came or
-        // finished while it waited (an encode slower than the recent ones, under load).
         #expect(polled.snapshots.madeAhead - polled.snapshots.madeAheadUnused >= 1, "\(polled.snapshots)")
         #expect(polled.snapshots.answeredReady >= 1, "requests answered from a JPEG made before they came: \(polled.snapshots)")
         let encode = (polled.encodeMilliseconds ?? 0) / 1000
