@@ -11,7 +11,14 @@ import VideoCore
     }
 
     /// Reads `count` events (fewer if the subscription ends first).
-    static func read(_ subscription: EventSubscription, _ count: Int) async -> [DaemonEvent] {
+    /// Up to `count` events; fewer when the subscription ends or `limit` passes first (the
+    /// subscription is then ended, so a test whose event never comes fails rather than hangs).
+    static func read(_ subscription: EventSubscription, _ count: Int, limit: Duration = .seconds(60)) async -> [DaemonEvent] {
+        let timer = Task {
+            try await Task.sleep(for: limit)
+            subscription.cancel()
+        }
+        defer { timer.cancel() }
         var events: [DaemonEvent] = []
         while events.count < count, let item = await subscription.next() {
             if case .event(let event) = item { events.append(event) }

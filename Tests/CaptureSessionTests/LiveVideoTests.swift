@@ -151,8 +151,14 @@ import VideoCore
             var fragment = LiveVideoClientTests.fragment(index, keyframeEvery: 60)
             if index == 186 { fragment.isKeyframe = true }
             client.offer(fragment, start: LiveVideoClientTests.start)
-            // The window reads as a player would, well within the client's queue of 1 s.
-            if index % 10 == 9 { try await Task.sleep(for: .milliseconds(5)) }
+            // The window reads as a player would, well within the client's queue of 1 s: the
+            // feed waits for it to take each 10 frames before going on (a fixed pause was not
+            // always enough for its task to be scheduled on a loaded machine).
+            if index % 10 == 9 {
+                while client.snapshot.framesSent < index - 9, client.snapshot.drops == 0 {
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+            }
         }
         await window.waitForFirstSegment(timeout: .seconds(5))
         await window.wait(sequence: 7, part: 2, timeout: .seconds(5))

@@ -27,8 +27,13 @@ import VideoCore
         let output = PhotoOutput(root: root)
         let recorder = MovieRecorder(session: camera, output: output)
         await recorder.follow(settings: video, cameraRunning: true)
-        try await Task.sleep(for: .milliseconds(3_700))
+        // Two segments of 1 s are named within about 3 s; a loaded machine may encode slower.
         var saved = await recorder.status().saved
+        let deadline = ContinuousClock.now + .seconds(30)
+        while saved.count < 2, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            saved = await recorder.status().saved
+        }
         #expect(saved.count >= 2, "segments so far: \(saved.map(\.name))")
         // Turning continuous off ends the recording; its last file is named too.
         await recorder.follow(settings: VideoSettings(record: .off), cameraRunning: true)

@@ -87,8 +87,13 @@ import Glibc
             await session.start()
             // Six photos: two hooks run (and hang), two wait, two are dropped.
             for n in 1...6 { log.publish(Self.photoEvent(name: "front-\(n).jpg").payload) }
-            while hooks.counts.dropped < 2 { await Task.yield() }
-            #expect(hooks.counts.running == 2 && hooks.counts.waiting == 2)
+            // Waits for the service to have taken them all (a loaded machine may start the
+            // hooks' processes late), for at most the hooks' timeout.
+            let taken = ContinuousClock.now + .seconds(settings.hooks.timeoutSeconds)
+            while hooks.counts.dropped < 2 || hooks.counts.running < 2, ContinuousClock.now < taken {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(hooks.counts.dropped == 2 && hooks.counts.running == 2 && hooks.counts.waiting == 2)
             // Capture goes on: the counters move while the hooks hang.
             let before = await session.status().framesCaptured
             var after = before
