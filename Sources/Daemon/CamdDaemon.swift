@@ -30,7 +30,8 @@ public enum CamdDaemon {
     public enum Exit {
         public static let configuration: Int32 = 78  // EX_CONFIG
         public static let unavailable: Int32 = 69  // EX_UNAVAILABLE: the socket is taken
-        /// A device policy refused the cameras: systemd's DeviceAllow= is resolved at start, so a restart fixes it.
+        /// A restart fixes what this process cannot: a device policy refused the cameras (systemd's
+        /// DeviceAllow= is resolved at start), or a libcamera camera went away while streaming.
         public static let restartNeeded: Int32 = 75  // EX_TEMPFAIL
     }
 
@@ -80,8 +81,13 @@ public enum CamdDaemon {
             await readiness.mark(.camerasStarted)
         }
         let (restartRequests, requestRestart) = AsyncStream.makeStream(of: Void.self)
-        let watchdog = WatchdogService(cameras: cameras, interval: Systemd.watchdogInterval(), logger: logger) {
-            logger.critical("a device policy refuses the cameras (DeviceAllow= is resolved when the service starts, and the video driver was loaded later); exiting so systemd restarts camd")
+        let watchdog = WatchdogService(cameras: cameras, interval: Systemd.watchdogInterval(), logger: logger) { cause in
+            switch cause {
+            case .devicePolicy:
+                logger.critical("a device policy refuses the cameras (DeviceAllow= is resolved when the service starts, and the video driver was loaded later); exiting so systemd restarts camd")
+            case .cameraGone(let camera):
+                logger.critical("camera \(camera) went away while streaming, and libcamera lets only a new process take it back (this one would abort when it comes back); exiting so systemd restarts camd")
+            }
             exitStatus.withLock { $0 = Exit.restartNeeded }
             requestRestart.yield()
         }

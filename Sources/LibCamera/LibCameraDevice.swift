@@ -29,9 +29,13 @@ public final class LibCameraDevice {
         let status = library.api.pointee.acquire!(library.manager, info.id, &handle)
         guard status == 0, let handle else {
             if status == -EBUSY, library.isAbandoned(info.id) {
-                throw DeviceError(.busy, path: info.description,
+                // libcamera 0.0.3 still lists the old camera, acquired and running; when the camera
+                // comes back it registers it again under the same id, which is fatal (abort).
+                throw DeviceError(.restartNeeded, path: info.description,
                                   "\(info.description) went away while streaming, and libcamera \(library.version) still holds it as it was: "
-                                  + "it cannot be stopped safely (libcamera would abort camd). Restart camd to use it again")
+                                  + "it cannot be stopped, and libcamera would abort camd when the camera comes back. "
+                                  + "Under systemd camd restarts itself, and the new camd takes the camera when it is back; "
+                                  + "otherwise restart camd before the camera comes back")
             }
             throw Self.error(status, camera: info, during: "acquiring it")
         }

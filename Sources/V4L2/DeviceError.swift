@@ -19,6 +19,10 @@ public struct DeviceError: Error, CustomStringConvertible, Sendable {
         case streamFailed = "stream_failed"
         /// No frame arrived within the allowed time.
         case timeout = "timeout"
+        /// Only a new camd process can open the camera again: libcamera 0.0.3 keeps a camera
+        /// that went away while streaming (`LibCameraStream.stop`), and aborts the process
+        /// when it comes back.
+        case restartNeeded = "restart_needed"
     }
 
     public var kind: Kind

@@ -19,7 +19,7 @@ enum ExitStatus {
         switch error.kind {
         case .noSuchDevice: return noSuchDevice
         case .permissionDenied, .devicePolicy: return permissionDenied
-        case .busy: return busy
+        case .busy, .restartNeeded: return busy
         case .notACamera, .unsupported: return unsupported
         case .disconnected, .streamFailed, .timeout: return deviceIO
         case .invalidArgument: return usage
