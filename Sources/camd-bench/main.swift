@@ -88,6 +88,19 @@ func cameraFrame(fromYUYV yuyv: [UInt8], size: FrameSize, as format: PixelFormat
     guard format != .yuyv else {
         return (yuyv, FrameLayout(format: .yuyv, size: size, bytesPerLine: size.width * 2, range: .limited))
     }
+    if format == .bgr24 {  // libcamera's RGB888 (B, G, R bytes), from the limited-range YUYV by BT.601
+        var bytes = [UInt8](repeating: 0, count: size.area * 3)
+        func clamp(_ value: Double) -> UInt8 { UInt8(max(0, min(255, value.rounded()))) }
+        for i in 0..<size.area {
+            let y = 1.164 * (Double(yuyv[2 * i]) - 16)
+            let pair = (i / 2) * 4
+            let cb = Double(yuyv[pair + 1]) - 128, cr = Double(yuyv[pair + 3]) - 128
+            bytes[3 * i] = clamp(y + 2.018 * cb)
+            bytes[3 * i + 1] = clamp(y - 0.391 * cb - 0.813 * cr)
+            bytes[3 * i + 2] = clamp(y + 1.596 * cr)
+        }
+        return (bytes, FrameLayout(format: .bgr24, size: size, bytesPerLine: size.width * 3, range: .full))
+    }
     let full = format == .yuv420
     func luma(_ value: UInt8) -> UInt8 { full ? PlaneConversion.expandLuma[Int(value)] : value }
     func chroma(_ a: UInt8, _ b: UInt8) -> UInt8 {
@@ -117,9 +130,10 @@ func encoderBenchmark(folder: String, quality: Int, budget: Double) throws {
     let sizes = [FrameSize(width: 640, height: 480), FrameSize(width: 1280, height: 720),
                  FrameSize(width: 1920, height: 1080), FrameSize(width: 3840, height: 2160)]
     let formats: [(PixelFormat, String)] = [(.yuyv, "YUYV limited 4:2:2"), (.nv12, "NV12 limited 4:2:0"),
-                                            (.yuv420, "YU12 full 4:2:0")]
-    print("camd-bench encoder: quality \(quality), input: a photograph (scripts/bench-frames.py) in three camera layouts:")
-    print("YUYV and NV12 in limited range are converted to full-range planes; YU12 in full range is encoded in place")
+                                            (.yuv420, "YU12 full 4:2:0"), (.bgr24, "RGB888 (BGR) 4:2:0")]
+    print("camd-bench encoder: quality \(quality), input: a photograph (scripts/bench-frames.py) in four camera layouts:")
+    print("YUYV and NV12 in limited range are converted to full-range planes; YU12 in full range is encoded in place;")
+    print("RGB888 (libcamera's, B G R bytes) goes to TurboJPEG as RGB (tjCompress2), its floor the same picture as YU12")
     print("camd path (FrameEncoder.encode on the camera's frame) and floor (tjCompressFromYUVPlanes on the same picture")
     print("already planar and full range, same subsampling) alternate in rounds of 0.1 s of thread CPU time for \(budget) s")
     print("per row; figures are medians over the rounds, ratio = median of the rounds' ratios (min-max beside it)")
@@ -133,7 +147,9 @@ func encoderBenchmark(folder: String, quality: Int, budget: Double) throws {
             let (frame, layout) = cameraFrame(fromYUYV: [UInt8](data), size: size, as: format)
             let encoder = try FrameEncoder(quality: quality)
             var planes = YUVImage()
-            _ = frame.withUnsafeBytes { PlaneConversion.convert($0, layout: layout, into: &planes) }
+            // RGB's floor: the same picture already planar (YU12), as for the YUV layouts.
+            let planar = format == .bgr24 ? cameraFrame(fromYUYV: [UInt8](data), size: size, as: .yuv420) : (bytes: frame, layout: layout)
+            _ = planar.bytes.withUnsafeBytes { PlaneConversion.convert($0, layout: planar.layout, into: &planes) }
             let floorEncoder = try JPEGEncoder()
             var jpegBytes = 0
             let (camd, floor) = try frame.withUnsafeBytes { bytes in
