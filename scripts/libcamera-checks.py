@@ -238,6 +238,13 @@ try:
     with open(f"{VIMC}/unbind", "w") as f:
         f.write("vimc.0")
     t0 = time.time()
+    left = wait_for(lambda: camera_status(SOCK, "vimc").get("state") not in ("running", None), 30, 0.1)
+    took = time.time() - t0
+    status, _, body = call(SOCK, "GET", "/v1/cameras/vimc/snapshot", timeout=30) if left else (None, None, b"")
+    st = camera_status(SOCK, "vimc") if left else {}
+    check("vimc unbound while streaming: within 3 s the camera is waiting for its device and a snapshot is a 503",
+          left and took <= 3 and st.get("state") == "waiting-for-device" and status == 503,
+          f"after {took:.1f}s: {json.dumps({k: st.get(k) for k in ('state', 'reason')})}; snapshot HTTP {status}")
     exited = wait_for(lambda: camd.poll() is not None, 90, 0.5)
     with open(CAMD_LOG, errors="replace") as f:
         said = next((line.strip() for line in f if "went away while streaming" in line and "exiting so systemd restarts camd" in line), "")

@@ -88,13 +88,16 @@ final class CaptureWorker: Sendable {
             attempt = 0
             events(.running(source: source.name, card: source.cardName, configuration: source.configuration))
             let failure = stream(source)
-            source.stop()
+            // A lost device is reported before it is stopped: stopping a libcamera camera that
+            // went away waits seconds for libcamera to learn it (`LibCameraStream.stop`), and
+            // clients should get their 503 at once.
+            let delay = Self.backoff[0]
             if let failure {
-                let delay = Self.backoff[0]
                 hub.deviceLost(.waitingForDevice(failure.message))
                 events(.lost(failure, retryIn: delay))
-                pause(delay)
             }
+            source.stop()
+            if failure != nil { pause(delay) }
         }
         runCommands(nil)
         events(.stopped)

@@ -113,6 +113,11 @@ public final class LibCameraStream {
                 if completion.cookie != newest?.cookie { try requeue(completion.cookie) }
             }
             if let newest { return newest }
+            if ContinuousClock.now - lastCompletion > quietLimit, Self.holdsRemovedNodes() {
+                failed = true
+                throw DeviceError(.disconnected, path: device.name,
+                                  "\(device.name) disconnected: its device nodes are gone (the camera was removed or its driver unbound)")
+            }
             let remaining = deadline - .now
             guard remaining > .zero else {
                 throw DeviceError(.timeout, path: device.name, "\(device.name) sent no frame within \(timeout)")
@@ -120,6 +125,36 @@ public final class LibCameraStream {
             let nanoseconds = remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000
             _ = completions.signal.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
         }
+    }
+
+    /// How long without a completed request before camd looks for removed nodes: libcamera
+    /// does not always tell that a camera went away, and the stall bound is seconds.
+    private var quietLimit: Duration {
+        max(.seconds(1), .milliseconds(Int64(3000 * (configuration.interval?.seconds ?? 0))))
+    }
+
+    /// Whether this process holds a media-graph node whose device file was removed: the
+    /// kernel names it "/dev/video0 (deleted)" once its device is gone while libcamera
+    /// still has it open. Which camera's it is cannot be told, so it is asked only by a
+    /// camera that has stopped sending frames.
+    static func holdsRemovedNodes(fdFolder: String = "/proc/self/fd") -> Bool {
+        guard let folder = opendir(fdFolder) else { return false }
+        defer { closedir(folder) }
+        var target = [CChar](repeating: 0, count: 512)
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.first?.isNumber == true else { continue }
+            let count = readlink("\(fdFolder)/\(name)", &target, target.count - 1)
+            guard count > 0 else { continue }
+            let path = String(decoding: target[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if Self.isRemovedNode(path) { return true }
+        }
+        return false
+    }
+
+    static func isRemovedNode(_ path: String) -> Bool {
+        guard path.hasSuffix(" (deleted)") else { return false }
+        return ["/dev/media", "/dev/video", "/dev/v4l-subdev"].contains { path.hasPrefix($0) }
     }
 
     /// Sends controls (from `device.plan`) with the next request that goes back to the camera.
