@@ -44,6 +44,11 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// The video stage's run while it wants every frame; nil when no one wants video.
     private var videoRun: UInt64?
     private var nextID: UInt64 = 0
+    /// Waiters given an id that are not yet added (between `freshFrame` and `addWaiter` the
+    /// lock is let go), with what ended them meanwhile: a loss, a close, their timeout or a
+    /// cancellation. Without it such a waiter would be added after its end and wait for
+    /// nothing until its timeout, or for ever once the timer had fired.
+    private var unadded: [UInt64: (any Error)?] = [:]
     private var closed = false
     /// Bumped on every open and close, so an encoder thread from a previous run exits.
     private(set) var epoch: UInt64 = 0
@@ -172,6 +177,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         let failed = waiters.values.map(\.continuation), failedRaw = rawWaiters.values.map(\.continuation)
         waiters.removeAll()
         rawWaiters.removeAll()
+        endUnadded(with: error)
         condition.unlock()
         for continuation in failed { continuation.resume(throwing: error) }
         for continuation in failedRaw { continuation.resume(throwing: error) }
@@ -281,7 +287,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         }
     }
 
-    private enum Freshness { case ready(EncodedFrame), closed, wait(UInt64) }
+    enum Freshness { case ready(EncodedFrame), closed, wait(UInt64) }
 
     /// The newest raw frame captured at or after `notBefore` (CLOCK_MONOTONIC), pixels as
     /// the camera sent them; waits for the capture thread if there is none yet, without
@@ -319,23 +325,34 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         }
         if closed { return .closed }
         nextID &+= 1
+        unadded.updateValue(nil, forKey: nextID)
         return .wait(nextID)
     }
 
     private func addRawWaiter(_ id: UInt64, _ waiter: RawWaiter) {
         condition.lock()
+        if case let ended?? = unadded.removeValue(forKey: id) {
+            condition.unlock()
+            return waiter.continuation.resume(throwing: ended)
+        }
         rawWaiters[id] = waiter
         condition.unlock()
+    }
+
+    /// Ends the waiters given an id and not yet added (see `unadded`). Must be called with `condition` held.
+    private func endUnadded(with error: any Error) {
+        for (id, ended) in unadded where ended == nil { unadded.updateValue(error, forKey: id) }
     }
 
     private func cancelRawWaiter(_ id: UInt64, with error: any Error) {
         condition.lock()
         let waiter = rawWaiters.removeValue(forKey: id)
+        if waiter == nil, let ended = unadded[id], ended == nil { unadded.updateValue(error, forKey: id) }
         condition.unlock()
         waiter?.continuation.resume(throwing: error)
     }
 
-    private func freshFrame(notBefore: Double, poll: Bool) -> Freshness {
+    func freshFrame(notBefore: Double, poll: Bool) -> Freshness {
         condition.lock()
         defer { condition.unlock() }
         let now = Self.monotonicNow()
@@ -348,6 +365,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         }
         if closed { return .closed }
         nextID &+= 1
+        unadded.updateValue(nil, forKey: nextID)
         return .wait(nextID)
     }
 
@@ -380,17 +398,22 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         return (steady, steady || encodesEveryFrame ? counters.meanEncodeSeconds : nil)
     }
 
-    private func addWaiter(_ id: UInt64, _ waiter: Waiter) {
+    func addWaiter(_ id: UInt64, _ waiter: Waiter) {
         condition.lock()
+        if case let ended?? = unadded.removeValue(forKey: id) {
+            condition.unlock()
+            return waiter.continuation.resume(throwing: ended)
+        }
         waiters[id] = waiter
         lastDemand = Self.monotonicNow()
         condition.broadcast()  // the encoder now has demand
         condition.unlock()
     }
 
-    private func cancelWaiter(_ id: UInt64, with error: any Error) {
+    func cancelWaiter(_ id: UInt64, with error: any Error) {
         condition.lock()
         let waiter = waiters.removeValue(forKey: id)
+        if waiter == nil, let ended = unadded[id], ended == nil { unadded.updateValue(error, forKey: id) }
         condition.unlock()
         waiter?.continuation.resume(throwing: error)
     }
@@ -516,6 +539,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         let failed = waiters.values.map(\.continuation), failedRaw = rawWaiters.values.map(\.continuation)
         waiters.removeAll()
         rawWaiters.removeAll()
+        endUnadded(with: SessionError.shuttingDown)
         let streams = subscribers.values
         subscribers.removeAll()
         latestRaw = nil

@@ -175,7 +175,8 @@ static int listCameras(clibcamera_manager *manager, clibcamera_camera_info *out,
     for (int i = 0; i < capacity && i < int(list.size()); i++) {
         copyString(out[i].id, sizeof(out[i].id), list[i]->id());
         auto model = list[i]->properties().get(properties::Model);
-        copyString(out[i].model, sizeof(out[i].model), model ? *model : std::string());
+        // properties::Model is a std::string before libcamera 0.6 and a std::string_view since.
+        copyString(out[i].model, sizeof(out[i].model), model ? std::string(*model) : std::string());
     }
     return int(list.size());
 }
