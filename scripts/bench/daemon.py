@@ -204,6 +204,23 @@ def stream_phase(camd, clients, seconds, warmup=3.0):
     }
 
 
+def stream_window(camd, seconds):
+    """`stream_phase` with one client, without the memory samples: the figures a comparison
+    table prints (vm-compare, libcamera-compare)."""
+    s = stream_phase(camd, 1, seconds)
+    s.pop("mem", None)
+    s.pop("hwm", None)
+    return s
+
+
+def stop_keeping_log(camd, path, lines=200):
+    """Stops camd and writes the last `lines` of its log to `path`; returns its exit status."""
+    code, _ = camd.stop()
+    with open(path, "w") as f:
+        f.write(camd.tail(lines))
+    return code
+
+
 # ---------------------------------------------------------------- the other phases
 
 def idle_phase(camd, seconds):

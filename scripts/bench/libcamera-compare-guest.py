@@ -139,17 +139,12 @@ def camd_phases(args, name, device, extra_camera=""):
         out["capture"] = idle
         log(f"camd {name} capturing, no client: {idle['captured']} frames, {idle['cpu_per_frame_ms']:.2f} ms CPU a frame, "
             f"{idle['encoded']} encoded")
-        stream = bench.stream_phase(camd, 1, args.window)
-        stream.pop("mem", None)
-        stream.pop("hwm", None)
+        stream = bench.stream_window(camd, args.window)
         out["stream"] = stream
         log(f"camd {name} streaming: {stream['encoded']} encoded in {stream['wall']:.1f} s, "
             f"{stream['cpu_per_encoded_ms']:.2f} ms CPU a frame, encode {stream['encode_ms']} ms")
     finally:
-        code, _ = camd.stop()
-        out["exit"] = code
-        with open(os.path.join(args.out, f"camd-{name}.log"), "w") as f:
-            f.write(camd.tail(200))
+        out["exit"] = bench.stop_keeping_log(camd, os.path.join(args.out, f"camd-{name}.log"))
     return out
 
 

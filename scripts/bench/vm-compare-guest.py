@@ -97,17 +97,12 @@ def camd_phase(args, every_frame=False):
         out["snap"] = bench.snapshot_phase(camd, args.snapshots, "spaced")
         out["snap_b2b"] = bench.snapshot_phase(camd, args.snapshots, "b2b")
         log(f"camd snapshots: p50 {out['snap']['p50']:.1f} ms p99 {out['snap']['p99']:.1f} ms, errors {out['snap']['errors']}")
-        s = bench.stream_phase(camd, 1, args.window)
-        s.pop("mem", None)
-        s.pop("hwm", None)
+        s = bench.stream_window(camd, args.window)
         out["stream"] = s
         out["measured_fps_after"] = camera_status(camd.sock, "vivid").get("measured_fps")
         log(f"camd stream: {s['encoded']} encoded, {s['delivered']} delivered in {s['wall']:.1f} s, CPU {s['cpu']:.2f} s")
     finally:
-        code, secs = camd.stop()
-        out["exit"] = code
-        with open(os.path.join(args.out, f"{name}.log"), "w") as f:
-            f.write(camd.tail(200))
+        out["exit"] = bench.stop_keeping_log(camd, os.path.join(args.out, f"{name}.log"))
     return out
 
 
