@@ -78,11 +78,13 @@ typedef struct {
     clibcamera_plane planes[CLIBCAMERA_MAX_PLANES];
 } clibcamera_frame;
 
-/// libcamera's ControlType numbers.
+/// A control's type. The shim maps libcamera's ControlType to these: libcamera's own
+/// numbers changed in 0.4 (Unsigned16 and Unsigned32 were put before Integer32).
 enum {
     CLIBCAMERA_CONTROL_NONE = 0, CLIBCAMERA_CONTROL_BOOL = 1, CLIBCAMERA_CONTROL_BYTE = 2,
     CLIBCAMERA_CONTROL_INT32 = 3, CLIBCAMERA_CONTROL_INT64 = 4, CLIBCAMERA_CONTROL_FLOAT = 5,
     CLIBCAMERA_CONTROL_STRING = 6, CLIBCAMERA_CONTROL_RECTANGLE = 7, CLIBCAMERA_CONTROL_SIZE = 8,
+    CLIBCAMERA_CONTROL_UINT16 = 9, CLIBCAMERA_CONTROL_UINT32 = 10, CLIBCAMERA_CONTROL_OTHER = 11,
 };
 
 /// One control of Camera::controls(). min/max/def are meaningful when `scalar` is 1

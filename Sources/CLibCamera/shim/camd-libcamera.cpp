@@ -3,10 +3,11 @@
 // It translates calls and values and keeps the objects libcamera needs alive; every
 // decision (which camera, which format, what a failure means) is made in Swift.
 //
-// Built and checked against libcamera 0.0.3 (Debian 12). Where later versions differ,
-// the differences are marked with LIBCAMERA_VERSION_* checks; none is needed for the
-// calls used here so far (generateConfiguration takes a braced list in both the
-// 0.0.x vector and the later Span form).
+// Built and checked against libcamera 0.0.3 (Debian 12) and 0.7.1 (Raspberry Pi's, built
+// from source; scripts/test-libcamera with PKG_CONFIG_PATH). Where they differ, the
+// differences are marked with LIBCAMERA_VERSION_* checks (ControlType's numbering) or
+// written to build with both (properties::Model; generateConfiguration takes a braced
+// list as the 0.0.x vector and the later Span).
 #include <CLibCamera.h>
 
 #include <cerrno>
@@ -40,11 +41,38 @@ struct PlaneView {
     uint32_t length;
 };
 
+// Unsigned16 and Unsigned32 came in libcamera 0.4, before Integer32 in ControlType's numbering.
+#define CLIBCAMERA_HAS_UNSIGNED (LIBCAMERA_VERSION_MAJOR > 0 || LIBCAMERA_VERSION_MINOR >= 4)
+
+// camd's number for a control type (CLibCamera.h), whatever libcamera's numbering.
+int controlType(ControlType type) {
+    switch (type) {
+    case ControlTypeNone: return CLIBCAMERA_CONTROL_NONE;
+    case ControlTypeBool: return CLIBCAMERA_CONTROL_BOOL;
+    case ControlTypeByte: return CLIBCAMERA_CONTROL_BYTE;
+#if CLIBCAMERA_HAS_UNSIGNED
+    case ControlTypeUnsigned16: return CLIBCAMERA_CONTROL_UINT16;
+    case ControlTypeUnsigned32: return CLIBCAMERA_CONTROL_UINT32;
+#endif
+    case ControlTypeInteger32: return CLIBCAMERA_CONTROL_INT32;
+    case ControlTypeInteger64: return CLIBCAMERA_CONTROL_INT64;
+    case ControlTypeFloat: return CLIBCAMERA_CONTROL_FLOAT;
+    case ControlTypeString: return CLIBCAMERA_CONTROL_STRING;
+    case ControlTypeRectangle: return CLIBCAMERA_CONTROL_RECTANGLE;
+    case ControlTypeSize: return CLIBCAMERA_CONTROL_SIZE;
+    default: return CLIBCAMERA_CONTROL_OTHER;
+    }
+}
+
 // One control value of a C array as the control's own type; false for types camd does not set.
 bool toControlValue(const ControlId *id, double value, ControlValue &out) {
     switch (id->type()) {
     case ControlTypeBool: out = ControlValue(value != 0); return true;
     case ControlTypeByte: out = ControlValue(static_cast<uint8_t>(value)); return true;
+#if CLIBCAMERA_HAS_UNSIGNED
+    case ControlTypeUnsigned16: out = ControlValue(static_cast<uint16_t>(value)); return true;
+    case ControlTypeUnsigned32: out = ControlValue(static_cast<uint32_t>(value)); return true;
+#endif
     case ControlTypeInteger32: out = ControlValue(static_cast<int32_t>(value)); return true;
     case ControlTypeInteger64: out = ControlValue(static_cast<int64_t>(value)); return true;
     case ControlTypeFloat: out = ControlValue(static_cast<float>(value)); return true;
@@ -57,6 +85,10 @@ bool toDouble(const ControlValue &value, double &out) {
     switch (value.type()) {
     case ControlTypeBool: out = value.get<bool>() ? 1 : 0; return true;
     case ControlTypeByte: out = value.get<uint8_t>(); return true;
+#if CLIBCAMERA_HAS_UNSIGNED
+    case ControlTypeUnsigned16: out = value.get<uint16_t>(); return true;
+    case ControlTypeUnsigned32: out = value.get<uint32_t>(); return true;
+#endif
     case ControlTypeInteger32: out = value.get<int32_t>(); return true;
     case ControlTypeInteger64: out = static_cast<double>(value.get<int64_t>()); return true;
     case ControlTypeFloat: out = value.get<float>(); return true;
@@ -247,7 +279,7 @@ static int listControls(clibcamera_camera *camera, clibcamera_control_info *out,
             std::memset(&c, 0, sizeof(c));
             c.id = id->id();
             copyString(c.name, sizeof(c.name), id->name());
-            c.type = id->type();
+            c.type = controlType(id->type());
             c.scalar = toDouble(range.min(), c.min) && toDouble(range.max(), c.max);
             if (c.scalar && !toDouble(range.def(), c.def)) c.def = c.min;
         }
