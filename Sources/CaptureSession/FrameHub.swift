@@ -331,7 +331,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     private func addRawWaiter(_ id: UInt64, _ waiter: RawWaiter) {
         condition.lock()
-        if case let ended?? = unadded.removeValue(forKey: id) {
+        if let ended = endedBeforeAdded(id) {
             condition.unlock()
             return waiter.continuation.resume(throwing: ended)
         }
@@ -341,13 +341,25 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     /// Ends the waiters given an id and not yet added (see `unadded`). Must be called with `condition` held.
     private func endUnadded(with error: any Error) {
-        for (id, ended) in unadded where ended == nil { unadded.updateValue(error, forKey: id) }
+        for id in unadded.keys { endBeforeAdded(id, with: error) }
+    }
+
+    /// Ends waiter `id` if it was given its id and is not yet added, and not already ended
+    /// (the first end wins, as for an added waiter). Must be called with `condition` held.
+    private func endBeforeAdded(_ id: UInt64, with error: any Error) {
+        if let ended = unadded[id], ended == nil { unadded.updateValue(error, forKey: id) }
+    }
+
+    /// What ended waiter `id` before it was added, if anything; it is no longer unadded
+    /// either way. Must be called with `condition` held.
+    private func endedBeforeAdded(_ id: UInt64) -> (any Error)? {
+        unadded.removeValue(forKey: id) ?? nil
     }
 
     private func cancelRawWaiter(_ id: UInt64, with error: any Error) {
         condition.lock()
         let waiter = rawWaiters.removeValue(forKey: id)
-        if waiter == nil, let ended = unadded[id], ended == nil { unadded.updateValue(error, forKey: id) }
+        if waiter == nil { endBeforeAdded(id, with: error) }
         condition.unlock()
         waiter?.continuation.resume(throwing: error)
     }
@@ -400,7 +412,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     func addWaiter(_ id: UInt64, _ waiter: Waiter) {
         condition.lock()
-        if case let ended?? = unadded.removeValue(forKey: id) {
+        if let ended = endedBeforeAdded(id) {
             condition.unlock()
             return waiter.continuation.resume(throwing: ended)
         }
@@ -413,7 +425,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     func cancelWaiter(_ id: UInt64, with error: any Error) {
         condition.lock()
         let waiter = waiters.removeValue(forKey: id)
-        if waiter == nil, let ended = unadded[id], ended == nil { unadded.updateValue(error, forKey: id) }
+        if waiter == nil { endBeforeAdded(id, with: error) }
         condition.unlock()
         waiter?.continuation.resume(throwing: error)
     }

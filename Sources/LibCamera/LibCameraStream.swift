@@ -142,7 +142,7 @@ public final class LibCameraStream {
         defer { closedir(folder) }
         var target = [CChar](repeating: 0, count: 512)
         while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = cString(entry.pointee.d_name)
             guard name.first?.isNumber == true else { continue }
             let count = readlink("\(fdFolder)/\(name)", &target, target.count - 1)
             guard count > 0 else { continue }

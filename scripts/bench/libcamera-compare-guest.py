@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import daemon as bench  # noqa: E402  (scripts/bench/daemon.py: CPU, stream phase)
-from camdclient import Camd, camera_status  # noqa: E402
+from camdclient import Camd, camera_status, wait_for  # noqa: E402
 
 WORK = "/run/bench"
 SIZE, FPS = "640x480", 30
@@ -47,15 +47,6 @@ def run(cmd, timeout=60):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
-def wait_for_path(path, seconds):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if os.path.exists(path):
-            return True
-        time.sleep(0.2)
-    return False
-
-
 def load_cameras(vimc_dir):
     """vimc (for libcamera) and vivid (a plain V4L2 camera); returns vivid's capture node."""
     run(["modprobe", "-a", "videobuf2-vmalloc", "videobuf2-dma-contig", "videobuf2-v4l2", "v4l2-tpg"])
@@ -64,7 +55,7 @@ def load_cameras(vimc_dir):
         raise RuntimeError(f"insmod vimc.ko: {out.stderr.strip()}")
     run(["modprobe", "vivid", "n_devs=1"])
     run(["udevadm", "settle", "--timeout=60"], timeout=90)
-    if not wait_for_path("/dev/media0", 20):
+    if not wait_for(lambda: os.path.exists("/dev/media0"), 20, 0.2):
         raise RuntimeError("vimc made no /dev/media0")
     deadline = time.time() + 20
     while time.time() < deadline:
@@ -78,10 +69,6 @@ def load_cameras(vimc_dir):
                 return f"/dev/{node}"
         time.sleep(0.2)
     raise RuntimeError("vivid made no capture node")
-
-
-def cpu_seconds(pid):
-    return bench.cpu_seconds(pid)
 
 
 def cam_phase(window, warmup=3.0):
@@ -105,9 +92,9 @@ def cam_phase(window, warmup=3.0):
         if not frames:
             raise RuntimeError("cam captured nothing: " + " | ".join(lines[-10:]))
         time.sleep(warmup)
-        n0, c0, t0 = len(frames), cpu_seconds(proc.pid), time.monotonic()
+        n0, c0, t0 = len(frames), bench.cpu_seconds(proc.pid), time.monotonic()
         time.sleep(window)
-        n1, c1, t1 = len(frames), cpu_seconds(proc.pid), time.monotonic()
+        n1, c1, t1 = len(frames), bench.cpu_seconds(proc.pid), time.monotonic()
     finally:
         proc.send_signal(signal.SIGINT)
         try:
