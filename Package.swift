@@ -33,8 +33,9 @@ let package = Package(
                        providers: [.apt(["libv4l-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
-        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
-                       providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev"])]),
+        // FFmpeg's headers (libavcodec-dev, libavformat-dev, libavutil-dev), and stubs that load its
+        // libraries on first use instead of linking them (scripts/gen-lazy-stubs; issue 16).
+        .target(name: "CFFmpeg", exclude: ["lazy.spec"]),
         // GStreamer's RTSP server and appsrc: camd's RTSP for recorders and players (RTSP module).
         .systemLibrary(name: "CGStreamer", pkgConfig: "gstreamer-rtsp-server-1.0",
                        providers: [.apt(["libgstrtspserver-1.0-dev", "libgstreamer-plugins-base1.0-dev", "gstreamer1.0-plugins-good"])]),

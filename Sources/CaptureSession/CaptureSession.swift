@@ -3,6 +3,7 @@ import JPEG
 import LibCamera
 import Logging
 import V4L2
+import Video
 import VideoCore
 
 /// One camera: configures, starts and stops it, and hands its frames out.
@@ -325,11 +326,18 @@ public actor CaptureSession {
         return hub.subscribe()
     }
 
+    /// FFmpeg's libraries, loaded by the first request for video (camd does not map them before:
+    /// issue 16); a machine without them refuses it at once, saying what to install.
+    private static func videoLibraries() throws(SessionError) {
+        do throws(VideoError) { try FFmpegLibraries.load() } catch { throw .unavailable(error.description) }
+    }
+
     /// Adds a consumer of the camera's H.264 (a recording, an RTSP client); the camera is
     /// started for it if it is not running, and kept running while the consumer stays. Its
     /// stream begins at a keyframe asked for now. Returns the id to remove it with.
     public func addVideoConsumer(_ consumer: any VideoConsumer) async throws(SessionError) -> UInt64 {
         lastUse = .now
+        try Self.videoLibraries()
         try await ensureRunning()
         video.setFrameRate(configuration?.interval?.fps ?? settings.fps)
         return video.add(consumer)
@@ -340,6 +348,7 @@ public actor CaptureSession {
     /// asked for now.
     public func liveVideo() async throws(SessionError) -> LiveVideoClient {
         lastUse = .now
+        try Self.videoLibraries()
         try await ensureRunning()
         video.setFrameRate(configuration?.interval?.fps ?? settings.fps)
         return live.join()

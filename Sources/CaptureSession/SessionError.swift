@@ -14,10 +14,13 @@ public enum SessionError: Error, Sendable, CustomStringConvertible, Equatable {
     case invalidSettings(String)
     /// The session is stopping or the daemon is shutting down.
     case shuttingDown
+    /// What the request needs is not installed on this machine (FFmpeg's libraries for video).
+    case unavailable(String)
 
     public var description: String {
         switch self {
-        case .notRunning(let text), .waitingForDevice(let text), .failed(let text), .timeout(let text), .invalidSettings(let text):
+        case .notRunning(let text), .waitingForDevice(let text), .failed(let text), .timeout(let text), .invalidSettings(let text),
+             .unavailable(let text):
             return text
         case .shuttingDown: return "the camera is stopping"
         }

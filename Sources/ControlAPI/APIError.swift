@@ -52,6 +52,7 @@ public struct APIError: HTTPResponseError, Sendable {
         case .timeout(let text): self.init(.gatewayTimeout, "timeout", text)
         case .invalidSettings(let text): self.init(.badRequest, "invalid_settings", text)
         case .shuttingDown: self.init(.serviceUnavailable, "stopping", error.description)
+        case .unavailable(let text): self.init(.serviceUnavailable, "video_unavailable", text)
         }
     }
 }

@@ -60,7 +60,7 @@ public final class FragmentedMP4Writer {
     /// Writes the file's header at once (`ftyp` and an empty `moov`).
     public init(format: VideoStreamFormat, transform: DisplayTransform = .upright, fragmentSeconds: Double = 1,
                 sink: @escaping Sink) throws(VideoError) {
-        FFmpegLog.configured
+        try FFmpegLibraries.load()
         guard !format.extradata.isEmpty else {
             throw VideoError(.ffmpeg, "the encoder gave no SPS/PPS header; an MP4 track cannot be written without one")
         }

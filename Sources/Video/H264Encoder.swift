@@ -45,7 +45,7 @@ public final class H264Encoder {
     /// falls back to libx264; a named encoder is the only one tried.
     public init(settings: VideoEncoderSettings, size: FrameSize, frameRate: Double, range: ColorRange,
                 purpose: Purpose = .live) throws(VideoError) {
-        FFmpegLog.configured
+        try FFmpegLibraries.load()
         guard size.width % 2 == 0, size.height % 2 == 0 else {
             throw VideoError(.unsupportedFormat, "H.264 in 4:2:0 needs an even width and height; \(size) is not")
         }

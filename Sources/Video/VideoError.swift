@@ -16,6 +16,8 @@ public struct VideoError: Error, CustomStringConvertible, Sendable, Equatable {
         case write(errno: Int32)
         /// A time outside the video was asked for.
         case outOfRange
+        /// FFmpeg's libraries are not installed (or not the version camd was built against).
+        case unavailable
     }
 
     public var kind: Kind
@@ -51,6 +53,26 @@ public struct VideoError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 }
 
+/// FFmpeg's libraries, which camd loads when video is first used instead of linking them
+/// (CFFmpeg's stubs; issue 16). Every entry point of this module that calls FFmpeg asks for
+/// them first, so a missing library is an error for the one who asked, not an abort.
+public enum FFmpegLibraries {
+    public static func load() throws(VideoError) {
+        if let failed = CFFmpeg_load() {
+            throw VideoError(.unavailable, "FFmpeg's libraries could not be loaded (\(String(cString: failed))); "
+                + "video needs them: install libavcodec59, libavformat59 and libavutil57 (scripts/install-deps)")
+        }
+        quiet
+    }
+
+    /// FFmpeg writes its own messages to stderr; camd reports failures through return codes
+    /// in its own words, so the library's log stays quiet unless `CAMD_FFMPEG_LOG=1` asks
+    /// (for debugging an encoder that will not open). Set once, before FFmpeg is first used.
+    private static let quiet: Void = {
+        av_log_set_level(getenv("CAMD_FFMPEG_LOG") != nil ? AV_LOG_VERBOSE : AV_LOG_QUIET)
+    }()
+}
+
 /// FFmpeg's error codes that callers test for.
 enum FFmpegCode {
     static let again = CFFmpeg_AVERROR_EAGAIN()
@@ -58,11 +80,3 @@ enum FFmpegCode {
     static let noTimestamp = CFFmpeg_AV_NOPTS_VALUE()
 }
 
-/// FFmpeg writes its own messages to stderr; camd reports failures through return codes
-/// in its own words, so the library's log stays quiet unless `CAMD_FFMPEG_LOG=1` asks
-/// (for debugging an encoder that will not open). Set once, before FFmpeg is first used.
-enum FFmpegLog {
-    static let configured: Void = {
-        av_log_set_level(getenv("CAMD_FFMPEG_LOG") != nil ? AV_LOG_VERBOSE : AV_LOG_QUIET)
-    }()
-}

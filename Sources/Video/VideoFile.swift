@@ -32,7 +32,7 @@ public final class VideoFile {
     private let packet: UnsafeMutablePointer<AVPacket>
 
     public init(path: String) throws(VideoError) {
-        FFmpegLog.configured
+        try FFmpegLibraries.load()
         self.path = path
         var opening: UnsafeMutablePointer<AVFormatContext>?
         let opened = avformat_open_input(&opening, path, nil, nil)

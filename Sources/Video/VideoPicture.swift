@@ -17,6 +17,7 @@ public final class VideoPicture {
     private var chromaRows: [UInt8] = []
 
     public init(size: FrameSize) throws(VideoError) {
+        try FFmpegLibraries.load()
         do { decoder = try JPEGDecoder() } catch { throw VideoError(.ffmpeg, "TurboJPEG: \(error)") }
         guard let frame = av_frame_alloc() else { throw VideoError(.ffmpeg, "av_frame_alloc failed: out of memory") }
         self.frame = frame

@@ -471,6 +471,27 @@ def vm_hwm_kib(pid):
         return next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
 
 
+def memory(pid):
+    """Where a daemon's resident memory is (issue 16): VmHWM and the anonymous and file
+    parts of /proc/PID/status, and the mappings holding the most, from /proc/PID/smaps."""
+    with open(f"/proc/{pid}/status") as f:
+        status = {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in f)
+                  if k in ("VmHWM", "VmRSS", "RssAnon", "RssFile")}
+    by_name, name = {}, None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            fields = line.split()
+            if "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:
+                name = fields[5] if len(fields) > 5 else "[anonymous]"
+            elif fields[0] == "Rss:":
+                by_name[name] = by_name.get(name, 0) + int(fields[1])
+    libraries = [n for n in by_name if ".so" in n]
+    status["libraries"] = len(libraries)
+    status["libraries_kib"] = sum(by_name[n] for n in libraries)
+    status["top"] = sorted(by_name.items(), key=lambda item: -item[1])[:8]
+    return status
+
+
 def poll_phase(args):
     """camd as it ships against µStreamer, each polled every 0.5 s and every 2 s."""
     out = {"camd": {}, "ustreamer": {}}
@@ -485,6 +506,7 @@ def poll_phase(args):
             out["camd"][period]["status"] = camera_status(camd.sock, "vivid").get("snapshots")
             log(f"camd polled every {period} s: {out['camd'][period]}")
         out["camd"]["hwm_kib"] = vm_hwm_kib(camd.pid)
+        out["camd"]["memory"] = memory(camd.pid)
     finally:
         camd.stop()
 
@@ -494,6 +516,7 @@ def poll_phase(args):
                                                    ustreamer_age, args.idle)
             log(f"ustreamer polled every {period} s: {out['ustreamer'][period]}")
         out["ustreamer"]["hwm_kib"] = vm_hwm_kib(proc.pid)
+        out["ustreamer"]["memory"] = memory(proc.pid)
 
     ustreamer_phase(args, then=polled, log_name="ustreamer-poll.log")
     return out
@@ -650,6 +673,14 @@ def report(res):
         if "hwm_kib" in c and "hwm_kib" in u:
             lines.append(f"{'peak RSS (VmHWM), MiB':<40} {c['hwm_kib'] / 1024:>10.1f} {u['hwm_kib'] / 1024:>10.1f} "
                          f"{c['hwm_kib'] / u['hwm_kib']:>8.2f}")
+        if "memory" in c and "memory" in u:
+            a, b = c["memory"], u["memory"]
+            for label, key in (("RSS at the end, MiB", "VmRSS"), ("  anonymous, MiB", "RssAnon"), ("  files mapped, MiB", "RssFile"),
+                               ("  of it shared libraries, MiB", "libraries_kib")):
+                lines.append(f"{label:<40} {a[key] / 1024:>10.1f} {b[key] / 1024:>10.1f} {a[key] / max(b[key], 1):>8.2f}")
+            lines.append(f"{'shared libraries mapped':<40} {a['libraries']:>10} {b['libraries']:>10}")
+            for who, m in (("camd", a), ("µStreamer", b)):
+                lines.append(f"  {who}'s largest mappings (KiB): " + ", ".join(f"{os.path.basename(n)} {k}" for n, k in m["top"]))
     cold = res.get("cold")
     if cold:
         a, b = cold["camctl"], cold["fswebcam"]
