@@ -1,10 +1,27 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
 let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
 ]
+
+/// GStreamer's header folders, from pkg-config. CGStreamer is a C target and not a system
+/// library, because SwiftPM links every library a system library's pkg-config names, and camd
+/// loads GStreamer only when RTSP first starts (CGStreamer/lazy.c; issue 16). RTSP, the one
+/// module that imports it, imports it `internal`, so no other module needs these folders.
+let gstreamerHeaders: [String] = {
+    let process = Process()
+    let output = Pipe()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["pkg-config", "--cflags-only-I", "gstreamer-rtsp-server-1.0", "gstreamer-app-1.0"]
+    process.standardOutput = output
+    guard (try? process.run()) != nil else { return [] }
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return text.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }.filter { $0.hasPrefix("-I") }
+}()
 
 let package = Package(
     name: "camd",
@@ -37,8 +54,9 @@ let package = Package(
         // libraries on first use instead of linking them (scripts/gen-lazy-stubs; issue 16).
         .target(name: "CFFmpeg", exclude: ["lazy.spec"]),
         // GStreamer's RTSP server and appsrc: camd's RTSP for recorders and players (RTSP module).
-        .systemLibrary(name: "CGStreamer", pkgConfig: "gstreamer-rtsp-server-1.0",
-                       providers: [.apt(["libgstrtspserver-1.0-dev", "libgstreamer-plugins-base1.0-dev", "gstreamer1.0-plugins-good"])]),
+        // Headers from libgstrtspserver-1.0-dev and libgstreamer-plugins-base1.0-dev, and stubs that
+        // load the libraries on first use (scripts/gen-lazy-stubs; see gstreamerHeaders).
+        .target(name: "CGStreamer", exclude: ["lazy.spec"], cSettings: [.unsafeFlags(gstreamerHeaders)]),
         // libcamera's C interface. The C++ behind it (shim/) is not built by SwiftPM but by
         // scripts/build-libcamera-shim into libcamd-libcamera.so, which camd loads with dlopen:
         // camd then builds and runs without libcamera (see include/CLibCamera.h for why).
@@ -89,7 +107,7 @@ let package = Package(
         .target(name: "RTSP", dependencies: [
             "CGStreamer", "CaptureSession", "Video",
             .product(name: "Logging", package: "swift-log"),
-        ], swiftSettings: strict),
+        ], swiftSettings: strict + [.unsafeFlags(gstreamerHeaders.flatMap { ["-Xcc", $0] })]),
         // The daemon's wiring that tests reach: configuration, systemd, services.
         .target(name: "Daemon", dependencies: [
             "CaptureSession", "ControlAPI", "RTSP", "V4L2", "JPEG", "CSystemd", "CV4L2", "CMalloc",

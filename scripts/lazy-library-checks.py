@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""camd maps FFmpeg's libraries only when video is first used (issue 16, memory).
+"""camd maps FFmpeg's libraries only when video is first used, and GStreamer's only when
+RTSP starts (issue 16, memory).
 
     scripts/lazy-library-checks.py [--camd PATH]
 
 On the synthetic source, no camera needed, about 20 s:
-  - camd's ELF file names none of FFmpeg's libraries as needed (readelf -d);
-  - a running camd that has answered a snapshot has none of them mapped, and maps
-    fewer shared libraries than before the change (FFmpeg's tree was ~140);
-  - a recording asked for then loads them: the movie is saved and ffprobe decodes it;
+  - camd's ELF file names none of FFmpeg's or GStreamer's libraries as needed (readelf -d);
+  - a running camd that has answered a snapshot has none of them mapped (linked, their
+    trees were ~140 libraries);
+  - a recording asked for then loads FFmpeg's: the movie is saved and ffprobe decodes it;
+  - a camd with `rtsp` set loads GStreamer's, and ffprobe reads H.264 from its RTSP URL;
   - with libavformat hidden (a private mount namespace, as on a machine without FFmpeg),
     camd still starts and answers snapshots, and a recording is refused with the reason
     and what to install, and camd keeps running.
@@ -16,6 +18,7 @@ Prints PASS/FAIL lines and "N passed, N failed"; exits 1 if anything failed.
 import argparse
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -25,6 +28,7 @@ from camdclient import Camd, Suite, call, default_camd, wait_for  # noqa: E402
 
 CAMERA = "synth"
 FFMPEG = ("libavformat.so", "libavcodec.so", "libavutil.so")
+GSTREAMER = ("libgstreamer-1.0.so", "libgstrtspserver-1.0.so", "libglib-2.0.so", "libgobject-2.0.so")
 
 
 def mapped_libraries(pid):
@@ -32,8 +36,18 @@ def mapped_libraries(pid):
         return {line.split()[-1] for line in f if ".so" in line.split()[-1]}
 
 
+def mapped(pid, family):
+    return sorted(os.path.basename(n) for n in mapped_libraries(pid) if any(lib in n for lib in family))
+
+
 def ffmpeg_mapped(pid):
-    return sorted(os.path.basename(n) for n in mapped_libraries(pid) if any(lib in n for lib in FFMPEG))
+    return mapped(pid, FFMPEG)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def library_path(prefix):
@@ -63,6 +77,8 @@ def main():
     suite.check("camd's ELF file does not name FFmpeg's libraries as needed",
                 needed and not [n for n in needed if n.startswith(("libavformat", "libavcodec", "libavutil"))],
                 f"needed: {' '.join(needed)}")
+    suite.check("camd's ELF file does not name GStreamer's or GLib's libraries as needed",
+                needed and not [n for n in needed if n.startswith(("libgst", "libglib", "libgobject"))])
 
     camd = Camd(binary, size="640x480", fps=15, camera_id=CAMERA)
     try:
@@ -71,6 +87,8 @@ def main():
         before = mapped_libraries(camd.pid)
         suite.check("no FFmpeg library is mapped before video is used", not ffmpeg_mapped(camd.pid),
                     f"{len(before)} shared libraries mapped; FFmpeg's: {ffmpeg_mapped(camd.pid)}")
+        suite.check("no GStreamer library is mapped without RTSP", not mapped(camd.pid, GSTREAMER),
+                    f"{mapped(camd.pid, GSTREAMER)}")
         code, _, body = call(camd.sock, "POST", f"/v1/cameras/{CAMERA}/recordings", {"duration": 2})
         suite.check("a recording is started", code == 201, f"{code} {body[:200]!r}")
         movies = []
@@ -95,6 +113,26 @@ def main():
                 frames = probe.stderr.strip()[:200]
         suite.check("the movie is saved and decodes as H.264", isinstance(frames, tuple) and frames[0] == "h264" and frames[1] >= 15,
                     f"{movies[0]['name'] if movies else 'no movie'}: {frames}")
+    finally:
+        camd.stop()
+        camd.cleanup()
+
+    port = free_port()
+    camd = Camd(binary, size="640x480", fps=15, camera_id=CAMERA, extra_daemon=f'rtsp = "127.0.0.1:{port}"\n')
+    try:
+        camd.start(timeout=60)
+        suite.check("with rtsp set, GStreamer's libraries are mapped", mapped(camd.pid, GSTREAMER),
+                    f"{mapped(camd.pid, GSTREAMER)}")
+        probe = subprocess.run(["ffprobe", "-v", "error", "-rtsp_transport", "tcp", "-select_streams", "v:0", "-count_frames",
+                                "-read_intervals", "%+2", "-show_entries", "stream=codec_name,nb_read_frames", "-of", "json",
+                                f"rtsp://127.0.0.1:{port}/{CAMERA}"], capture_output=True, text=True, timeout=60)
+        try:
+            stream = json.loads(probe.stdout)["streams"][0]
+            read = (stream["codec_name"], int(stream.get("nb_read_frames", 0)))
+        except (ValueError, KeyError, IndexError):
+            read = probe.stderr.strip()[:300]
+        suite.check("an RTSP client reads H.264 from it", isinstance(read, tuple) and read[0] == "h264" and read[1] > 0,
+                    f"{read}")
     finally:
         camd.stop()
         camd.cleanup()

@@ -1,10 +1,15 @@
-import CGStreamer
+internal import CGStreamer
 
 /// GStreamer's process-wide set-up and the casts between its GObject types, which C
 /// spells as macros (`GST_BIN (element)`) and Swift as pointer conversions.
 enum GStreamer {
     /// `gst_init` once, before the first pipeline; it finds the plugins (appsrc, rtph264pay).
+    /// GStreamer's libraries are loaded here, not when camd starts (CGStreamer/lazy.c; issue 16).
     static func initialize() throws(RTSPError) {
+        if let failed = CGStreamer_load() {
+            throw RTSPError("GStreamer's libraries could not be loaded (\(String(cString: failed))); RTSP needs them: "
+                + "install libgstrtspserver-1.0-0 and gstreamer1.0-plugins-good (scripts/install-deps)")
+        }
         guard initialized else {
             throw RTSPError("GStreamer could not start (gst_init_check failed); install gstreamer1.0-plugins-base and gstreamer1.0-plugins-good (scripts/install-deps)")
         }

@@ -1,5 +1,5 @@
 import CaptureSession
-import CGStreamer
+internal import CGStreamer
 import Foundation
 import Logging
 import Video

@@ -1,4 +1,4 @@
-import CGStreamer
+internal import CGStreamer
 import Foundation
 
 /// RTSP's Basic authentication against camd's secrets (`tcp_token`, and `tcp_view_token`,
