@@ -5,6 +5,8 @@ RTSP starts (issue 16, memory).
     scripts/lazy-library-checks.py [--camd PATH]
 
 On the synthetic source, no camera needed, about 20 s:
+  - Sources/CFFmpeg/lazy.c and Sources/CGStreamer/lazy.c are what scripts/gen-lazy-stubs makes
+    of their specs (the stubs match the headers installed here);
   - camd's ELF file names none of FFmpeg's or GStreamer's libraries as needed (readelf -d);
   - a running camd that has answered a snapshot has none of them mapped (linked, their
     trees were ~140 libraries);
@@ -71,6 +73,13 @@ def main():
     args = ap.parse_args()
     binary = os.path.abspath(args.camd or default_camd())
     suite = Suite()
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    for spec in ("Sources/CFFmpeg/lazy.spec", "Sources/CGStreamer/lazy.spec"):
+        generated = subprocess.run([os.path.join(here, "gen-lazy-stubs"), "--check", os.path.join(here, "..", spec)],
+                                   capture_output=True, text=True)
+        suite.check(f"{os.path.dirname(spec)}/lazy.c is what gen-lazy-stubs makes of its spec", generated.returncode == 0,
+                    (generated.stdout + generated.stderr).strip()[-300:])
 
     dynamic = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True).stdout
     needed = [line.split("[")[-1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line]
