@@ -12,15 +12,27 @@ public struct DaemonInfo: Sendable {
     public var version: String
     public let started: ContinuousClock.Instant
     public let startedAt: Date
-    /// `startedAt` as ISO 8601, written once: making an `ISO8601DateFormatter` (ICU's date
-    /// symbols copied) was a third of every `GET /v1/status` (callgrind).
+    /// `startedAt` as ISO 8601 in UTC ("2026-11-26T23:40:00Z"), written once (making a formatter
+    /// per request was a third of every `GET /v1/status`, callgrind). By hand with gmtime_r, not
+    /// `ISO8601DateFormatter` or `Date.ISO8601FormatStyle`: both reach ICU (the current time zone,
+    /// a calendar), whose code and data (about 6 MiB) camd would otherwise map at start for this
+    /// one date (issue 16).
     public let startedAtText: String
 
     public init(version: String) {
         self.version = version
         started = .now
         startedAt = Date()
-        startedAtText = ISO8601DateFormatter().string(from: startedAt)
+        startedAtText = Self.iso8601UTC(startedAt)
+    }
+
+    static func iso8601UTC(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))"
+            + "T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 
     public var uptimeSeconds: Double {

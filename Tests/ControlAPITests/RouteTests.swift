@@ -29,6 +29,13 @@ import VideoCore
         (try json(buffer)["error"] as? [String: Any])?["code"] as? String
     }
 
+    /// `started_at` is written without ICU; it must read as ISO8601DateFormatter writes it.
+    @Test(arguments: [0, 1_795_734_944.75, 951_782_400, 4_102_444_799])
+    func startedAtIsISO8601InUTC(seconds: Double) {
+        let date = Date(timeIntervalSince1970: seconds)
+        #expect(DaemonInfo.iso8601UTC(date) == ISO8601DateFormatter().string(from: date))
+    }
+
     @Test func statusListsCameras() async throws {
         let (app, cameras) = await app()
         try await app.test(.router) { client in
