@@ -67,11 +67,14 @@ let package = Package(
                        providers: [.apt(["libsystemd-dev"])]),
         // FFmpeg's headers (libavcodec-dev, libavformat-dev, libavutil-dev), and stubs that load its
         // libraries on first use instead of linking them (scripts/gen-lazy-stubs; issue 16).
-        .target(name: "CFFmpeg", exclude: ["lazy.spec"]),
+        .target(name: "CFFmpeg", dependencies: ["CLazyLibraries"], exclude: ["lazy.spec"]),
         // GStreamer's RTSP server and appsrc: camd's RTSP for recorders and players (RTSP module).
         // Headers from libgstrtspserver-1.0-dev and libgstreamer-plugins-base1.0-dev, and stubs that
         // load the libraries on first use (scripts/gen-lazy-stubs; see gstreamerHeaders).
-        .target(name: "CGStreamer", exclude: ["lazy.spec"], cSettings: [.unsafeFlags(gstreamerHeaders)]),
+        .target(name: "CGStreamer", dependencies: ["CLazyLibraries"], exclude: ["lazy.spec"],
+                cSettings: [.unsafeFlags(gstreamerHeaders)]),
+        // The loader both families' stubs share: dlopen the libraries, resolve the functions once.
+        .target(name: "CLazyLibraries"),
         // libcamera's C interface. The C++ behind it (shim/) is not built by SwiftPM but by
         // scripts/build-libcamera-shim into libcamd-libcamera.so, which camd loads with dlopen:
         // camd then builds and runs without libcamera (see include/CLibCamera.h for why).

@@ -2,16 +2,17 @@
 // Each function below has the name and type the library's header gives it, loads the
 // libraries on its first call and jumps to the real function (see the script for why).
 #include "CFFmpeg.h"
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "CLazyLibraries.h"
 
 // Hidden, so camd's exported symbols (it links with -export-dynamic) do not offer these
 // stubs to the libraries themselves when they are loaded.
 #define HIDDEN __attribute__((visibility("hidden")))
 
+static const char *const libraries[] = {
+    "libavformat.so." AV_STRINGIFY(LIBAVFORMAT_VERSION_MAJOR),
+    "libavcodec.so." AV_STRINGIFY(LIBAVCODEC_VERSION_MAJOR),
+    "libavutil.so." AV_STRINGIFY(LIBAVUTIL_VERSION_MAJOR),
+};
 static const char *const names[59] = {
     "av_buffer_ref",
     "av_buffer_unref",
@@ -74,50 +75,18 @@ static const char *const names[59] = {
     "avio_flush",
 };
 static void *symbols[59];
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static char failure[512];
+static camd_lazy_family family = {
+    libraries, sizeof libraries / sizeof *libraries, names, symbols, sizeof names / sizeof *names, PTHREAD_ONCE_INIT, ""
+};
 
-static void load(void) {
-    const char *const libraries[] = {
-        "libavformat.so." AV_STRINGIFY(LIBAVFORMAT_VERSION_MAJOR),
-        "libavcodec.so." AV_STRINGIFY(LIBAVCODEC_VERSION_MAJOR),
-        "libavutil.so." AV_STRINGIFY(LIBAVUTIL_VERSION_MAJOR),
-    };
-    void *handles[sizeof libraries / sizeof *libraries];
-    size_t opened = 0;
-    for (size_t i = 0; i < sizeof libraries / sizeof *libraries; i++) {
-        void *handle = dlopen(libraries[i], RTLD_NOW | RTLD_LOCAL);
-        if (handle == NULL) {
-            snprintf(failure, sizeof failure, "%s", dlerror());
-            return;
-        }
-        handles[opened++] = handle;
-    }
-    for (size_t n = 0; n < sizeof names / sizeof *names; n++) {
-        for (size_t i = 0; i < opened && symbols[n] == NULL; i++)
-            symbols[n] = dlsym(handles[i], names[n]);
-        if (symbols[n] == NULL) {
-            snprintf(failure, sizeof failure, "%s has no %s (%s)", libraries[0], names[n], "was camd built against another version?");
-            return;
-        }
-    }
-}
+static void open_family(void) { camd_lazy_open(&family); }
 
 HIDDEN const char *CFFmpeg_load(void) {
-    pthread_once(&once, load);
-    return failure[0] ? failure : NULL;
+    pthread_once(&family.once, open_family);
+    return family.failure[0] ? family.failure : NULL;
 }
 
-static void *symbol(size_t index) {
-    const char *failed = CFFmpeg_load();
-    if (failed != NULL) {
-        // camd asks for the libraries before it first calls them and reports a failure as an
-        // error; a call that comes anyway has nothing to jump to.
-        fprintf(stderr, "camd: %s is needed but could not be loaded: %s\n", names[index], failed);
-        abort();
-    }
-    return symbols[index];
-}
+static void *symbol(size_t index) { return camd_lazy_symbol(&family, CFFmpeg_load(), index); }
 
 HIDDEN AVBufferRef * av_buffer_ref(const AVBufferRef * a0) { return ((__typeof__(&av_buffer_ref))symbol(0))(a0); }
 HIDDEN void av_buffer_unref(AVBufferRef ** a0) { ((__typeof__(&av_buffer_unref))symbol(1))(a0); }
