@@ -12,8 +12,9 @@ static const char *const libraries[] = {
     "libgstrtspserver-1.0.so.0",
     "libgstapp-1.0.so.0",
 };
-static const char *const names[61] = {
+static const char *const names[65] = {
     "g_error_free",
+    "g_error_new_literal",
     "g_list_free_full",
     "g_main_context_invoke",
     "g_main_context_new",
@@ -45,7 +46,9 @@ static const char *const names[61] = {
     "gst_buffer_new_memdup",
     "gst_element_factory_find",
     "gst_element_get_current_running_time",
+    "gst_element_post_message",
     "gst_init_check",
+    "gst_message_new_error",
     "gst_mini_object_unref",
     "gst_object_ref",
     "gst_object_unref",
@@ -72,10 +75,11 @@ static const char *const names[61] = {
     "gst_rtsp_session_pool_cleanup",
     "gst_rtsp_token_new_empty",
     "gst_rtsp_token_set_string",
+    "gst_stream_error_quark",
     "gst_structure_free",
     "gst_structure_from_string",
 };
-static void *symbols[61];
+static void *symbols[65];
 static camd_lazy_family family = {
     libraries, sizeof libraries / sizeof *libraries, names, symbols, sizeof names / sizeof *names, PTHREAD_ONCE_INIT, ""
 };
@@ -90,63 +94,67 @@ HIDDEN const char *CGStreamer_load(void) {
 static void *symbol(size_t index) { return camd_lazy_symbol(&family, CGStreamer_load(), index); }
 
 HIDDEN void g_error_free(GError * a0) { ((__typeof__(&g_error_free))symbol(0))(a0); }
-HIDDEN void g_list_free_full(GList * a0, GDestroyNotify a1) { ((__typeof__(&g_list_free_full))symbol(1))(a0, a1); }
-HIDDEN void g_main_context_invoke(GMainContext * a0, GSourceFunc a1, gpointer a2) { ((__typeof__(&g_main_context_invoke))symbol(2))(a0, a1, a2); }
-HIDDEN GMainContext * g_main_context_new(void) { return ((__typeof__(&g_main_context_new))symbol(3))(); }
-HIDDEN void g_main_context_pop_thread_default(GMainContext * a0) { ((__typeof__(&g_main_context_pop_thread_default))symbol(4))(a0); }
-HIDDEN void g_main_context_push_thread_default(GMainContext * a0) { ((__typeof__(&g_main_context_push_thread_default))symbol(5))(a0); }
-HIDDEN void g_main_context_unref(GMainContext * a0) { ((__typeof__(&g_main_context_unref))symbol(6))(a0); }
-HIDDEN GMainLoop * g_main_loop_new(GMainContext * a0, gboolean a1) { return ((__typeof__(&g_main_loop_new))symbol(7))(a0, a1); }
-HIDDEN void g_main_loop_quit(GMainLoop * a0) { ((__typeof__(&g_main_loop_quit))symbol(8))(a0); }
-HIDDEN void g_main_loop_run(GMainLoop * a0) { ((__typeof__(&g_main_loop_run))symbol(9))(a0); }
-HIDDEN void g_main_loop_unref(GMainLoop * a0) { ((__typeof__(&g_main_loop_unref))symbol(10))(a0); }
-HIDDEN gpointer g_object_get_data(GObject * a0, const gchar * a1) { return ((__typeof__(&g_object_get_data))symbol(11))(a0, a1); }
-HIDDEN GObject * g_object_new_with_properties(GType a0, guint a1, const char ** a2, const GValue * a3) { return ((__typeof__(&g_object_new_with_properties))symbol(12))(a0, a1, a2, a3); }
-HIDDEN void g_object_set_data_full(GObject * a0, const gchar * a1, gpointer a2, GDestroyNotify a3) { ((__typeof__(&g_object_set_data_full))symbol(13))(a0, a1, a2, a3); }
-HIDDEN void g_object_unref(gpointer a0) { ((__typeof__(&g_object_unref))symbol(14))(a0); }
-HIDDEN void g_object_weak_ref(GObject * a0, GWeakNotify a1, gpointer a2) { ((__typeof__(&g_object_weak_ref))symbol(15))(a0, a1, a2); }
-HIDDEN gulong g_signal_connect_data(gpointer a0, const gchar * a1, GCallback a2, gpointer a3, GClosureNotify a4, GConnectFlags a5) { return ((__typeof__(&g_signal_connect_data))symbol(16))(a0, a1, a2, a3, a4, a5); }
-HIDDEN guint g_source_attach(GSource * a0, GMainContext * a1) { return ((__typeof__(&g_source_attach))symbol(17))(a0, a1); }
-HIDDEN void g_source_set_callback(GSource * a0, GSourceFunc a1, gpointer a2, GDestroyNotify a3) { ((__typeof__(&g_source_set_callback))symbol(18))(a0, a1, a2, a3); }
-HIDDEN void g_source_unref(GSource * a0) { ((__typeof__(&g_source_unref))symbol(19))(a0); }
-HIDDEN GSource * g_timeout_source_new_seconds(guint a0) { return ((__typeof__(&g_timeout_source_new_seconds))symbol(20))(a0); }
-HIDDEN void g_type_query(GType a0, GTypeQuery * a1) { ((__typeof__(&g_type_query))symbol(21))(a0, a1); }
-HIDDEN GType g_type_register_static(GType a0, const gchar * a1, const GTypeInfo * a2, GTypeFlags a3) { return ((__typeof__(&g_type_register_static))symbol(22))(a0, a1, a2, a3); }
-HIDDEN GstFlowReturn gst_app_src_end_of_stream(GstAppSrc * a0) { return ((__typeof__(&gst_app_src_end_of_stream))symbol(23))(a0); }
-HIDDEN guint64 gst_app_src_get_current_level_bytes(GstAppSrc * a0) { return ((__typeof__(&gst_app_src_get_current_level_bytes))symbol(24))(a0); }
-HIDDEN GstFlowReturn gst_app_src_push_buffer(GstAppSrc * a0, GstBuffer * a1) { return ((__typeof__(&gst_app_src_push_buffer))symbol(25))(a0, a1); }
-HIDDEN void gst_app_src_set_leaky_type(GstAppSrc * a0, GstAppLeakyType a1) { ((__typeof__(&gst_app_src_set_leaky_type))symbol(26))(a0, a1); }
-HIDDEN void gst_app_src_set_max_bytes(GstAppSrc * a0, guint64 a1) { ((__typeof__(&gst_app_src_set_max_bytes))symbol(27))(a0, a1); }
-HIDDEN GstElement * gst_bin_get_by_name_recurse_up(GstBin * a0, const gchar * a1) { return ((__typeof__(&gst_bin_get_by_name_recurse_up))symbol(28))(a0, a1); }
-HIDDEN GstBuffer * gst_buffer_new_memdup(gconstpointer a0, gsize a1) { return ((__typeof__(&gst_buffer_new_memdup))symbol(29))(a0, a1); }
-HIDDEN GstElementFactory * gst_element_factory_find(const gchar * a0) { return ((__typeof__(&gst_element_factory_find))symbol(30))(a0); }
-HIDDEN GstClockTime gst_element_get_current_running_time(GstElement * a0) { return ((__typeof__(&gst_element_get_current_running_time))symbol(31))(a0); }
-HIDDEN gboolean gst_init_check(int * a0, char *** a1, GError ** a2) { return ((__typeof__(&gst_init_check))symbol(32))(a0, a1, a2); }
-HIDDEN void gst_mini_object_unref(GstMiniObject * a0) { ((__typeof__(&gst_mini_object_unref))symbol(33))(a0); }
-HIDDEN gpointer gst_object_ref(gpointer a0) { return ((__typeof__(&gst_object_ref))symbol(34))(a0); }
-HIDDEN void gst_object_unref(gpointer a0) { ((__typeof__(&gst_object_unref))symbol(35))(a0); }
-HIDDEN void gst_rtsp_auth_credentials_free(GstRTSPAuthCredential ** a0) { ((__typeof__(&gst_rtsp_auth_credentials_free))symbol(36))(a0); }
-HIDDEN GType gst_rtsp_auth_get_type(void) { return ((__typeof__(&gst_rtsp_auth_get_type))symbol(37))(); }
-HIDDEN void gst_rtsp_auth_set_realm(GstRTSPAuth * a0, const gchar * a1) { ((__typeof__(&gst_rtsp_auth_set_realm))symbol(38))(a0, a1); }
-HIDDEN void gst_rtsp_auth_set_supported_methods(GstRTSPAuth * a0, GstRTSPAuthMethod a1) { ((__typeof__(&gst_rtsp_auth_set_supported_methods))symbol(39))(a0, a1); }
-HIDDEN void gst_rtsp_media_factory_add_role_from_structure(GstRTSPMediaFactory * a0, GstStructure * a1) { ((__typeof__(&gst_rtsp_media_factory_add_role_from_structure))symbol(40))(a0, a1); }
-HIDDEN GstRTSPMediaFactory * gst_rtsp_media_factory_new(void) { return ((__typeof__(&gst_rtsp_media_factory_new))symbol(41))(); }
-HIDDEN void gst_rtsp_media_factory_set_launch(GstRTSPMediaFactory * a0, const gchar * a1) { ((__typeof__(&gst_rtsp_media_factory_set_launch))symbol(42))(a0, a1); }
-HIDDEN void gst_rtsp_media_factory_set_shared(GstRTSPMediaFactory * a0, gboolean a1) { ((__typeof__(&gst_rtsp_media_factory_set_shared))symbol(43))(a0, a1); }
-HIDDEN GstElement * gst_rtsp_media_get_element(GstRTSPMedia * a0) { return ((__typeof__(&gst_rtsp_media_get_element))symbol(44))(a0); }
-HIDDEN GstRTSPAuthCredential ** gst_rtsp_message_parse_auth_credentials(GstRTSPMessage * a0, GstRTSPHeaderField a1) { return ((__typeof__(&gst_rtsp_message_parse_auth_credentials))symbol(45))(a0, a1); }
-HIDDEN void gst_rtsp_mount_points_add_factory(GstRTSPMountPoints * a0, const gchar * a1, GstRTSPMediaFactory * a2) { ((__typeof__(&gst_rtsp_mount_points_add_factory))symbol(46))(a0, a1, a2); }
-HIDDEN GList * gst_rtsp_server_client_filter(GstRTSPServer * a0, GstRTSPServerClientFilterFunc a1, gpointer a2) { return ((__typeof__(&gst_rtsp_server_client_filter))symbol(47))(a0, a1, a2); }
-HIDDEN GSource * gst_rtsp_server_create_source(GstRTSPServer * a0, GCancellable * a1, GError ** a2) { return ((__typeof__(&gst_rtsp_server_create_source))symbol(48))(a0, a1, a2); }
-HIDDEN int gst_rtsp_server_get_bound_port(GstRTSPServer * a0) { return ((__typeof__(&gst_rtsp_server_get_bound_port))symbol(49))(a0); }
-HIDDEN GstRTSPMountPoints * gst_rtsp_server_get_mount_points(GstRTSPServer * a0) { return ((__typeof__(&gst_rtsp_server_get_mount_points))symbol(50))(a0); }
-HIDDEN GstRTSPSessionPool * gst_rtsp_server_get_session_pool(GstRTSPServer * a0) { return ((__typeof__(&gst_rtsp_server_get_session_pool))symbol(51))(a0); }
-HIDDEN GstRTSPServer * gst_rtsp_server_new(void) { return ((__typeof__(&gst_rtsp_server_new))symbol(52))(); }
-HIDDEN void gst_rtsp_server_set_address(GstRTSPServer * a0, const gchar * a1) { ((__typeof__(&gst_rtsp_server_set_address))symbol(53))(a0, a1); }
-HIDDEN void gst_rtsp_server_set_auth(GstRTSPServer * a0, GstRTSPAuth * a1) { ((__typeof__(&gst_rtsp_server_set_auth))symbol(54))(a0, a1); }
-HIDDEN void gst_rtsp_server_set_service(GstRTSPServer * a0, const gchar * a1) { ((__typeof__(&gst_rtsp_server_set_service))symbol(55))(a0, a1); }
-HIDDEN guint gst_rtsp_session_pool_cleanup(GstRTSPSessionPool * a0) { return ((__typeof__(&gst_rtsp_session_pool_cleanup))symbol(56))(a0); }
-HIDDEN GstRTSPToken * gst_rtsp_token_new_empty(void) { return ((__typeof__(&gst_rtsp_token_new_empty))symbol(57))(); }
-HIDDEN void gst_rtsp_token_set_string(GstRTSPToken * a0, const gchar * a1, const gchar * a2) { ((__typeof__(&gst_rtsp_token_set_string))symbol(58))(a0, a1, a2); }
-HIDDEN void gst_structure_free(GstStructure * a0) { ((__typeof__(&gst_structure_free))symbol(59))(a0); }
-HIDDEN GstStructure * gst_structure_from_string(const gchar * a0, gchar ** a1) { return ((__typeof__(&gst_structure_from_string))symbol(60))(a0, a1); }
+HIDDEN GError * g_error_new_literal(GQuark a0, gint a1, const gchar * a2) { return ((__typeof__(&g_error_new_literal))symbol(1))(a0, a1, a2); }
+HIDDEN void g_list_free_full(GList * a0, GDestroyNotify a1) { ((__typeof__(&g_list_free_full))symbol(2))(a0, a1); }
+HIDDEN void g_main_context_invoke(GMainContext * a0, GSourceFunc a1, gpointer a2) { ((__typeof__(&g_main_context_invoke))symbol(3))(a0, a1, a2); }
+HIDDEN GMainContext * g_main_context_new(void) { return ((__typeof__(&g_main_context_new))symbol(4))(); }
+HIDDEN void g_main_context_pop_thread_default(GMainContext * a0) { ((__typeof__(&g_main_context_pop_thread_default))symbol(5))(a0); }
+HIDDEN void g_main_context_push_thread_default(GMainContext * a0) { ((__typeof__(&g_main_context_push_thread_default))symbol(6))(a0); }
+HIDDEN void g_main_context_unref(GMainContext * a0) { ((__typeof__(&g_main_context_unref))symbol(7))(a0); }
+HIDDEN GMainLoop * g_main_loop_new(GMainContext * a0, gboolean a1) { return ((__typeof__(&g_main_loop_new))symbol(8))(a0, a1); }
+HIDDEN void g_main_loop_quit(GMainLoop * a0) { ((__typeof__(&g_main_loop_quit))symbol(9))(a0); }
+HIDDEN void g_main_loop_run(GMainLoop * a0) { ((__typeof__(&g_main_loop_run))symbol(10))(a0); }
+HIDDEN void g_main_loop_unref(GMainLoop * a0) { ((__typeof__(&g_main_loop_unref))symbol(11))(a0); }
+HIDDEN gpointer g_object_get_data(GObject * a0, const gchar * a1) { return ((__typeof__(&g_object_get_data))symbol(12))(a0, a1); }
+HIDDEN GObject * g_object_new_with_properties(GType a0, guint a1, const char ** a2, const GValue * a3) { return ((__typeof__(&g_object_new_with_properties))symbol(13))(a0, a1, a2, a3); }
+HIDDEN void g_object_set_data_full(GObject * a0, const gchar * a1, gpointer a2, GDestroyNotify a3) { ((__typeof__(&g_object_set_data_full))symbol(14))(a0, a1, a2, a3); }
+HIDDEN void g_object_unref(gpointer a0) { ((__typeof__(&g_object_unref))symbol(15))(a0); }
+HIDDEN void g_object_weak_ref(GObject * a0, GWeakNotify a1, gpointer a2) { ((__typeof__(&g_object_weak_ref))symbol(16))(a0, a1, a2); }
+HIDDEN gulong g_signal_connect_data(gpointer a0, const gchar * a1, GCallback a2, gpointer a3, GClosureNotify a4, GConnectFlags a5) { return ((__typeof__(&g_signal_connect_data))symbol(17))(a0, a1, a2, a3, a4, a5); }
+HIDDEN guint g_source_attach(GSource * a0, GMainContext * a1) { return ((__typeof__(&g_source_attach))symbol(18))(a0, a1); }
+HIDDEN void g_source_set_callback(GSource * a0, GSourceFunc a1, gpointer a2, GDestroyNotify a3) { ((__typeof__(&g_source_set_callback))symbol(19))(a0, a1, a2, a3); }
+HIDDEN void g_source_unref(GSource * a0) { ((__typeof__(&g_source_unref))symbol(20))(a0); }
+HIDDEN GSource * g_timeout_source_new_seconds(guint a0) { return ((__typeof__(&g_timeout_source_new_seconds))symbol(21))(a0); }
+HIDDEN void g_type_query(GType a0, GTypeQuery * a1) { ((__typeof__(&g_type_query))symbol(22))(a0, a1); }
+HIDDEN GType g_type_register_static(GType a0, const gchar * a1, const GTypeInfo * a2, GTypeFlags a3) { return ((__typeof__(&g_type_register_static))symbol(23))(a0, a1, a2, a3); }
+HIDDEN GstFlowReturn gst_app_src_end_of_stream(GstAppSrc * a0) { return ((__typeof__(&gst_app_src_end_of_stream))symbol(24))(a0); }
+HIDDEN guint64 gst_app_src_get_current_level_bytes(GstAppSrc * a0) { return ((__typeof__(&gst_app_src_get_current_level_bytes))symbol(25))(a0); }
+HIDDEN GstFlowReturn gst_app_src_push_buffer(GstAppSrc * a0, GstBuffer * a1) { return ((__typeof__(&gst_app_src_push_buffer))symbol(26))(a0, a1); }
+HIDDEN void gst_app_src_set_leaky_type(GstAppSrc * a0, GstAppLeakyType a1) { ((__typeof__(&gst_app_src_set_leaky_type))symbol(27))(a0, a1); }
+HIDDEN void gst_app_src_set_max_bytes(GstAppSrc * a0, guint64 a1) { ((__typeof__(&gst_app_src_set_max_bytes))symbol(28))(a0, a1); }
+HIDDEN GstElement * gst_bin_get_by_name_recurse_up(GstBin * a0, const gchar * a1) { return ((__typeof__(&gst_bin_get_by_name_recurse_up))symbol(29))(a0, a1); }
+HIDDEN GstBuffer * gst_buffer_new_memdup(gconstpointer a0, gsize a1) { return ((__typeof__(&gst_buffer_new_memdup))symbol(30))(a0, a1); }
+HIDDEN GstElementFactory * gst_element_factory_find(const gchar * a0) { return ((__typeof__(&gst_element_factory_find))symbol(31))(a0); }
+HIDDEN GstClockTime gst_element_get_current_running_time(GstElement * a0) { return ((__typeof__(&gst_element_get_current_running_time))symbol(32))(a0); }
+HIDDEN gboolean gst_element_post_message(GstElement * a0, GstMessage * a1) { return ((__typeof__(&gst_element_post_message))symbol(33))(a0, a1); }
+HIDDEN gboolean gst_init_check(int * a0, char *** a1, GError ** a2) { return ((__typeof__(&gst_init_check))symbol(34))(a0, a1, a2); }
+HIDDEN GstMessage * gst_message_new_error(GstObject * a0, GError * a1, const gchar * a2) { return ((__typeof__(&gst_message_new_error))symbol(35))(a0, a1, a2); }
+HIDDEN void gst_mini_object_unref(GstMiniObject * a0) { ((__typeof__(&gst_mini_object_unref))symbol(36))(a0); }
+HIDDEN gpointer gst_object_ref(gpointer a0) { return ((__typeof__(&gst_object_ref))symbol(37))(a0); }
+HIDDEN void gst_object_unref(gpointer a0) { ((__typeof__(&gst_object_unref))symbol(38))(a0); }
+HIDDEN void gst_rtsp_auth_credentials_free(GstRTSPAuthCredential ** a0) { ((__typeof__(&gst_rtsp_auth_credentials_free))symbol(39))(a0); }
+HIDDEN GType gst_rtsp_auth_get_type(void) { return ((__typeof__(&gst_rtsp_auth_get_type))symbol(40))(); }
+HIDDEN void gst_rtsp_auth_set_realm(GstRTSPAuth * a0, const gchar * a1) { ((__typeof__(&gst_rtsp_auth_set_realm))symbol(41))(a0, a1); }
+HIDDEN void gst_rtsp_auth_set_supported_methods(GstRTSPAuth * a0, GstRTSPAuthMethod a1) { ((__typeof__(&gst_rtsp_auth_set_supported_methods))symbol(42))(a0, a1); }
+HIDDEN void gst_rtsp_media_factory_add_role_from_structure(GstRTSPMediaFactory * a0, GstStructure * a1) { ((__typeof__(&gst_rtsp_media_factory_add_role_from_structure))symbol(43))(a0, a1); }
+HIDDEN GstRTSPMediaFactory * gst_rtsp_media_factory_new(void) { return ((__typeof__(&gst_rtsp_media_factory_new))symbol(44))(); }
+HIDDEN void gst_rtsp_media_factory_set_launch(GstRTSPMediaFactory * a0, const gchar * a1) { ((__typeof__(&gst_rtsp_media_factory_set_launch))symbol(45))(a0, a1); }
+HIDDEN void gst_rtsp_media_factory_set_shared(GstRTSPMediaFactory * a0, gboolean a1) { ((__typeof__(&gst_rtsp_media_factory_set_shared))symbol(46))(a0, a1); }
+HIDDEN GstElement * gst_rtsp_media_get_element(GstRTSPMedia * a0) { return ((__typeof__(&gst_rtsp_media_get_element))symbol(47))(a0); }
+HIDDEN GstRTSPAuthCredential ** gst_rtsp_message_parse_auth_credentials(GstRTSPMessage * a0, GstRTSPHeaderField a1) { return ((__typeof__(&gst_rtsp_message_parse_auth_credentials))symbol(48))(a0, a1); }
+HIDDEN void gst_rtsp_mount_points_add_factory(GstRTSPMountPoints * a0, const gchar * a1, GstRTSPMediaFactory * a2) { ((__typeof__(&gst_rtsp_mount_points_add_factory))symbol(49))(a0, a1, a2); }
+HIDDEN GList * gst_rtsp_server_client_filter(GstRTSPServer * a0, GstRTSPServerClientFilterFunc a1, gpointer a2) { return ((__typeof__(&gst_rtsp_server_client_filter))symbol(50))(a0, a1, a2); }
+HIDDEN GSource * gst_rtsp_server_create_source(GstRTSPServer * a0, GCancellable * a1, GError ** a2) { return ((__typeof__(&gst_rtsp_server_create_source))symbol(51))(a0, a1, a2); }
+HIDDEN int gst_rtsp_server_get_bound_port(GstRTSPServer * a0) { return ((__typeof__(&gst_rtsp_server_get_bound_port))symbol(52))(a0); }
+HIDDEN GstRTSPMountPoints * gst_rtsp_server_get_mount_points(GstRTSPServer * a0) { return ((__typeof__(&gst_rtsp_server_get_mount_points))symbol(53))(a0); }
+HIDDEN GstRTSPSessionPool * gst_rtsp_server_get_session_pool(GstRTSPServer * a0) { return ((__typeof__(&gst_rtsp_server_get_session_pool))symbol(54))(a0); }
+HIDDEN GstRTSPServer * gst_rtsp_server_new(void) { return ((__typeof__(&gst_rtsp_server_new))symbol(55))(); }
+HIDDEN void gst_rtsp_server_set_address(GstRTSPServer * a0, const gchar * a1) { ((__typeof__(&gst_rtsp_server_set_address))symbol(56))(a0, a1); }
+HIDDEN void gst_rtsp_server_set_auth(GstRTSPServer * a0, GstRTSPAuth * a1) { ((__typeof__(&gst_rtsp_server_set_auth))symbol(57))(a0, a1); }
+HIDDEN void gst_rtsp_server_set_service(GstRTSPServer * a0, const gchar * a1) { ((__typeof__(&gst_rtsp_server_set_service))symbol(58))(a0, a1); }
+HIDDEN guint gst_rtsp_session_pool_cleanup(GstRTSPSessionPool * a0) { return ((__typeof__(&gst_rtsp_session_pool_cleanup))symbol(59))(a0); }
+HIDDEN GstRTSPToken * gst_rtsp_token_new_empty(void) { return ((__typeof__(&gst_rtsp_token_new_empty))symbol(60))(); }
+HIDDEN void gst_rtsp_token_set_string(GstRTSPToken * a0, const gchar * a1, const gchar * a2) { ((__typeof__(&gst_rtsp_token_set_string))symbol(61))(a0, a1, a2); }
+HIDDEN GQuark gst_stream_error_quark(void) { return ((__typeof__(&gst_stream_error_quark))symbol(62))(); }
+HIDDEN void gst_structure_free(GstStructure * a0) { ((__typeof__(&gst_structure_free))symbol(63))(a0); }
+HIDDEN GstStructure * gst_structure_from_string(const gchar * a0, gchar ** a1) { return ((__typeof__(&gst_structure_from_string))symbol(64))(a0, a1); }

@@ -164,6 +164,18 @@ final class LiveVideo: VideoConsumer, @unchecked Sendable {  // mutable state is
         for client in receivers { client.offer(fragment, start: start) }
     }
 
+    func failed(_ error: VideoError) {
+        // The stage let this consumer go: its clients end with the reason; the next client joins anew.
+        lock.lock()
+        joined = false
+        consumerID = nil
+        fragmenter = nil
+        start = nil
+        let ending = Array(clients.values)
+        lock.unlock()
+        for client in ending { client.finish(failure: error.description) }
+    }
+
     func end() {
         // The encoder stopped (the device went away, the camera restarts): clients stay
         // connected; `begin` with the same format continues their timeline.

@@ -39,6 +39,7 @@ public final class LiveVideoClient: AsyncSequence, @unchecked Sendable {  // mut
     private var waiter: CheckedContinuation<[LiveFragment]?, Never>?
     private var waitingForKeyframe = true
     private var finished = false
+    private var failureReason: String?
     private var counters = Counters()
     private let onFinish: @Sendable (LiveVideoClient) -> Void
 
@@ -169,11 +170,24 @@ public final class LiveVideoClient: AsyncSequence, @unchecked Sendable {  // mut
         waiter?.resume(returning: batch)
     }
 
+    /// Why the stream ended early (the camera's H.264 encoder could not open); nil otherwise.
+    public var failure: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return failureReason
+    }
+
     /// Ends the stream: what is queued is still taken, then `next()` answers nil.
     public func finish() {
+        finish(failure: nil)
+    }
+
+    /// Ends the stream, with `failure` as the reason when the stage failed.
+    func finish(failure: String?) {
         lock.lock()
         guard !finished else { return lock.unlock() }
         finished = true
+        failureReason = failure
         let startWaiter = self.startWaiter, waiter = self.waiter
         self.startWaiter = nil
         self.waiter = nil

@@ -74,11 +74,17 @@ public actor MovieRecorder {
     /// Why the last recording ended early; `stop` answers with it.
     private var failure: RecordingError?
     private var nextSinkID: UInt64 = 0
+    /// A continuous recording that failed (an encoder that cannot open) starts again only
+    /// after this, not at every `follow`, and logs a failure only when it differs.
+    private var continuousRetry: ContinuousClock.Instant?
+    private var continuousFailure: String?
     /// Messages from the sink's queue, handled in order by one task.
     private let messages: AsyncStream<Message>.Continuation
 
     /// Free bytes the disk must have for a recording to start: a few fragments' worth.
     public static let minimumFreeBytes: Int64 = 4 << 20
+    /// How long a continuous recording that failed waits before it starts again.
+    static let continuousRetrySeconds = 10
 
     private struct Active {
         var id: UInt64
@@ -145,6 +151,8 @@ public actor MovieRecorder {
     func follow(settings: VideoSettings, cameraRunning: Bool) async {
         let wanted = settings.record == .continuous && cameraRunning
         if wanted, active == nil {
+            if let retry = continuousRetry, ContinuousClock.now < retry { return }
+            continuousRetry = nil
             do throws(RecordingError) {
                 try await begin(continuous: true, duration: nil, segment: settings.segmentSeconds)
             } catch {
@@ -208,7 +216,8 @@ public actor MovieRecorder {
         }
         current.state = .off
         await publish()
-        logger.info("recording stopped: \(current.saved.map(\.name).joined(separator: ", "))")
+        let names = current.saved.map(\.name).joined(separator: ", ")
+        logger.info("recording stopped: \(names.isEmpty ? "no file saved" : names)")
     }
 
     /// Tells the session what changed, so its status shows it.
@@ -231,6 +240,7 @@ public actor MovieRecorder {
             continuation.resume()
         case .event(let id, let event):
             if case .fileStarted(let name) = event {
+                continuousFailure = nil
                 output.events.publish(.recordingStarted(.init(camera: camera, name: name)))
                 return
             }
@@ -244,7 +254,13 @@ public actor MovieRecorder {
                 let message = describe(error)
                 current.error = message
                 failure = error.isDiskFull ? .diskFull(message) : .failed(message)
-                logger.error("recording stopped: \(message)")
+                if active.continuous {
+                    continuousRetry = .now + .seconds(Self.continuousRetrySeconds)
+                    if continuousFailure != message { logger.error("continuous recording stopped, tried again every \(Self.continuousRetrySeconds) s: \(message)") }
+                    continuousFailure = message
+                } else {
+                    logger.error("recording stopped: \(message)")
+                }
                 await finish(active, sinkStopped: true)
             case .waitingForSpace(let error):
                 current.state = .waitingForSpace

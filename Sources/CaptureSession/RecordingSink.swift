@@ -135,6 +135,13 @@ final class RecordingSink: VideoConsumer, @unchecked Sendable {  // queue state 
         }
     }
 
+    func failed(_ error: VideoError) {
+        queue.async { [self] in
+            guard !stopped else { return }
+            fail(error)
+        }
+    }
+
     /// Ends the recording: the open file is finished and handed over; `then` runs after.
     func stop(then: @escaping @Sendable () -> Void) {
         queue.async { [self] in

@@ -12,6 +12,9 @@ public protocol VideoConsumer: AnyObject, Sendable {
     func receive(_ packet: VideoPacket)
     /// The stream ended: the encoder was flushed, or the consumer was removed.
     func end()
+    /// The stage cannot give this consumer video (its encoder did not open) and has let it
+    /// go: it should end now, with `error` as the reason, rather than wait for packets.
+    func failed(_ error: VideoError)
 }
 
 /// A camera's H.264 stage: one encoder thread, beside the JPEG encoders, that takes every
@@ -156,11 +159,15 @@ final class VideoStage: @unchecked Sendable {  // all state is guarded by `lock`
         var layout: FrameLayout?
         while let (frame, newGeneration) = hub.nextVideoFrame(after: generation, run: run) {
             generation = newGeneration
+            var opening = false
             do throws(VideoError) {
                 if frame.layout != layout || encoder == nil || takeReopenRequest() {
                     if let encoder { deliver(try encoder.flush(), from: encoder, run: run) }
                     endAll(run: run)
+                    encoder = nil
+                    opening = true
                     (encoder, picture) = try open(for: frame.layout)
+                    opening = false
                     layout = frame.layout
                 }
                 guard let encoder, let picture else { continue }
@@ -172,8 +179,16 @@ final class VideoStage: @unchecked Sendable {  // all state is guarded by `lock`
                 deliver(packets, from: encoder, run: run)
             } catch {
                 fail(error)
-                // One broken MJPEG frame is skipped; a failure to open waits for the next layout.
-                if error.kind != .unsupportedFormat || encoder == nil { encoder = nil; layout = frame.layout }
+                if opening {
+                    // No video can come: the consumers end with the reason; one joining later tries again.
+                    failAll(error, run: run)
+                    encoder = nil
+                    layout = frame.layout
+                } else if error.kind != .unsupportedFormat || encoder == nil {
+                    // One broken MJPEG frame is skipped; another failure opens the encoder again.
+                    encoder = nil
+                    layout = frame.layout
+                }
             }
         }
         if let encoder, let packets = try? encoder.flush() { deliver(packets, from: encoder, run: run) }
@@ -253,6 +268,19 @@ final class VideoStage: @unchecked Sendable {  // all state is guarded by `lock`
             for consumer in starting { consumer.begin(encoder.format) }
             for consumer in receivers { consumer.receive(packet) }
         }
+    }
+
+    /// The encoder of run `run` could not open: every consumer is let go with `error` and the
+    /// run ends, rather than keep recordings and clients waiting for packets that cannot come.
+    private func failAll(_ error: VideoError, run: UInt64) {
+        lock.lock()
+        guard run == self.run && running else { return lock.unlock() }
+        let failing = consumers.values.map(\.consumer)
+        consumers.removeAll()
+        running = false
+        lock.unlock()
+        hub.stopVideo(run: run)
+        for consumer in failing { consumer.failed(error) }
     }
 
     /// Ends the stream for every consumer that had begun; they begin again at the next keyframe.

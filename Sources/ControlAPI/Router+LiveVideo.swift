@@ -10,6 +10,7 @@ func addLiveVideoRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APISe
         let client = try await session.liveVideo()
         guard let start = await client.waitForStart(timeout: LiveVideoStream.startTimeout) else {
             client.finish()
+            if let failure = client.failure { throw APIError(.serviceUnavailable, "no_video", "no H.264 video: \(failure)") }
             throw try await noVideo(session)
         }
         return LiveVideoStream.response(client, start: start)

@@ -169,6 +169,29 @@ final class RTSPFeed: VideoConsumer, @unchecked Sendable {  // mutable state is 
         lock.unlock()
     }
 
+    func failed(_ error: VideoError) {
+        // The stage let this feed go: the client's stream ends, and a player that connects again tries again.
+        lock.lock()
+        consumerID = nil
+        lock.unlock()
+        logger.error("RTSP client of \(session.id): \(error.description)")
+        postError(error.description)
+    }
+
+    /// Fails the client's pipeline: an error on its bus ends a media still preparing at once
+    /// (the client's DESCRIBE gets 503), where an end of stream would wait for a preroll.
+    private func postError(_ text: String) {
+        lock.lock()
+        let failing = source.map { gst_object_ref($0); return $0 }
+        lock.unlock()
+        guard let failing else { return }
+        let error = g_error_new_literal(gst_stream_error_quark(), gint(GST_STREAM_ERROR_FAILED.rawValue), text)
+        let message = gst_message_new_error(GStreamer.cast(failing, to: GstObject.self), error, text)  // copies the GError
+        g_error_free(error)
+        _ = gst_element_post_message(GStreamer.cast(failing, to: GstElement.self), message)  // takes the message
+        gst_object_unref(failing)
+    }
+
     private func pushed(_ packet: VideoPacket, accepted: Bool) {
         lock.lock()
         let firstRefusal = !accepted && !refused

@@ -138,3 +138,52 @@ extension MovieRecorderTests {
         await camera.stop()
     }
 }
+
+/// Whether this machine has no VA-API device, so that `h264_vaapi` cannot open.
+let hasNoVAAPIDevice = !FileManager.default.fileExists(atPath: "/dev/dri")
+
+extension MovieRecorderTests {
+    /// A recording whose encoder cannot open (`h264_vaapi` with no GPU) ends with the
+    /// encoder's reason and leaves the stage idle, rather than stay `recording` for ever.
+    @Test(.enabled(if: hasNoVAAPIDevice, "needs a machine without /dev/dri, where h264_vaapi cannot open"))
+    func aRecordingWhoseEncoderCannotOpenEndsWithTheReason() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let video = VideoSettings(encoder: VideoEncoderSettings(encoder: .vaapi))
+        let camera = session(video)
+        await camera.start()
+        let recorder = MovieRecorder(session: camera, output: PhotoOutput(root: root))
+        #expect(try await recorder.start().state == .recording)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await recorder.status().state == .recording, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let ended = await recorder.status()
+        #expect(ended.state == .off)
+        #expect(ended.error?.contains("VA-API") == true, "\(ended.error ?? "no error")")
+        #expect(await camera.status().video.running == false, "nothing is encoded once the recording ended")
+        await #expect(throws: RecordingError.self, "stop answers with why it ended") { try await recorder.stop() }
+        #expect(files().isEmpty, "no file was started: \(files())")
+        await camera.stop()
+    }
+
+    /// A continuous recording whose encoder cannot open is not started again at every
+    /// `follow` (once a second) but after `continuousRetrySeconds`.
+    @Test(.enabled(if: hasNoVAAPIDevice, "needs a machine without /dev/dri, where h264_vaapi cannot open"))
+    func aContinuousRecordingWhoseEncoderCannotOpenWaitsBeforeItTriesAgain() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let video = VideoSettings(encoder: VideoEncoderSettings(encoder: .vaapi), record: .continuous)
+        let camera = session(video)
+        await camera.start()
+        let recorder = MovieRecorder(session: camera, output: PhotoOutput(root: root))
+        await recorder.follow(settings: video, cameraRunning: true)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await recorder.status().state == .recording, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(await recorder.status().error?.contains("VA-API") == true)
+        await recorder.follow(settings: video, cameraRunning: true)
+        #expect(await recorder.status().state == .off, "not started again within \(MovieRecorder.continuousRetrySeconds) s")
+        #expect(await camera.status().video.running == false)
+        await camera.stop()
+    }
+}

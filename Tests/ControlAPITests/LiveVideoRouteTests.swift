@@ -5,6 +5,7 @@ import Hummingbird
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+import Video
 import VideoCore
 @testable import ControlAPI
 
@@ -12,9 +13,9 @@ import VideoCore
 /// fragmented MP4 stream, the low-latency HLS playlist with its segments and parts, and
 /// the live view page with its script.
 @Suite struct LiveVideoRouteTests {
-    func withLiveApp(size: FrameSize = FrameSize(width: 320, height: 240), noise: Bool = false,
+    func withLiveApp(size: FrameSize = FrameSize(width: 320, height: 240), noise: Bool = false, video: VideoSettings = VideoSettings(),
                      _ body: @escaping @Sendable (any TestClientProtocol, Int, CaptureSession) async throws -> Void) async throws {
-        let settings = CameraSettings(id: "synth", device: FrameSources.syntheticName, size: size, fps: 30)
+        let settings = CameraSettings(id: "synth", device: FrameSources.syntheticName, size: size, fps: 30, video: video)
         let cameras = Cameras([noise ? CaptureSession(settings: settings, openSource: NoiseSource.opener) : CaptureSession(settings: settings)])
         await cameras.sessions[0].start()
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-live-routes-\(UInt32.random(in: 0...UInt32.max))").path
@@ -114,6 +115,22 @@ import VideoCore
             #expect(received.allSatisfy { Double($0) >= Double(encoded) * 0.9 }, "frames each client received: \(received), encoded \(encoded)")
             #expect(after.video.live.clients.allSatisfy { $0.drops == 0 }, "\(after.video.live.clients)")
             #expect(after.video.live.clients.count == 20)
+        }
+    }
+
+    /// A live client of a camera whose encoder cannot open is answered 503 with the
+    /// encoder's reason as soon as it fails, not after the start timeout; the next tries again.
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/dev/dri"), "needs a machine where h264_vaapi cannot open"))
+    func aLiveClientOfAnEncoderThatCannotOpenGetsTheReason() async throws {
+        try await withLiveApp(video: VideoSettings(encoder: VideoEncoderSettings(encoder: .vaapi))) { client, _, session in
+            for _ in 0..<2 {
+                try await client.execute(uri: "/v1/cameras/synth/video", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    let body = String(buffer: response.body)
+                    #expect(body.contains("no H.264 video:") && body.contains("VA-API"), "\(body)")
+                }
+            }
+            #expect(await session.status().video.running == false)
         }
     }
 

@@ -103,7 +103,7 @@ struct RunningDaemon {
     var pid: Int32 { process.processIdentifier }
 
     /// `daemonLines` go under [daemon] as they are (tcp_hosts, tcp_token...).
-    init(tcp: Bool, shutdownTimeout: Double = 5, daemonLines: String = "") throws {
+    init(tcp: Bool, shutdownTimeout: Double = 5, daemonLines: String = "", cameraLines: String = "") throws {
         folder = NSTemporaryDirectory() + "camd-stop-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         socketPath = folder + "/camd.sock"
@@ -127,6 +127,7 @@ struct RunningDaemon {
             fps = 10
 
             """
+        config += cameraLines
         try config.write(toFile: folder + "/camd.toml", atomically: true, encoding: .utf8)
         FileManager.default.createFile(atPath: logPath, contents: nil)
         process = Process()

@@ -43,6 +43,25 @@ import Glibc
         #expect(!log.contains("critical"), "log:\n\(log.suffix(1500))")
     }
 
+    /// An RTSP client of a camera whose encoder cannot open (`h264_vaapi` with no GPU) is
+    /// answered 503 at once, not left waiting for a stream that cannot come: ffprobe, which
+    /// gives up after 10 s without an answer, reads the 503, and camd's log says why.
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/dev/dri"), "needs a machine where h264_vaapi cannot open"))
+    func anRTSPClientOfAnEncoderThatCannotOpenGets503() async throws {
+        let port = try RunningDaemon.freePort()
+        let daemon = try RunningDaemon(tcp: false, daemonLines: "rtsp = \"127.0.0.1:\(port)\"\n",
+                                       cameraLines: "[camera.video]\nencoder = \"h264_vaapi\"\n")
+        defer { daemon.cleanUp() }
+        try await daemon.waitUntilServing()
+        let probed = try await BlockingIO.run {
+            try Players.run("/usr/bin/ffprobe", ["-v", "error", "-rtsp_transport", "tcp", "-timeout", "10000000",
+                                                 "rtsp://127.0.0.1:\(port)/cam"])
+        }
+        #expect(probed.status != 0)
+        #expect(probed.errors.contains("503"), "ffprobe: \(probed.errors)")
+        #expect(daemon.log().contains("RTSP client of cam: no H.264 encoder could be opened: h264_vaapi"), "log:\n\(daemon.log().suffix(1500))")
+    }
+
     @Test func aTakenRTSPPortStopsCamdWithAConfigurationError() async throws {
         let (fd, port) = try RunningDaemon.loopbackSocket(listening: true)
         defer { close(fd) }
