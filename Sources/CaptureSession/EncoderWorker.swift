@@ -39,7 +39,7 @@ final class EncoderWorker: Sendable {
 
     private func run() {
         guard let encoder = try? FrameEncoder(quality: quality) else { return }
-        while let (frame, generation) = hub.nextFrameToEncode(epoch: epoch) {
+        while let (frame, generation) = hub.nextFrameToEncode(epoch: epoch, worker: index) {
             let started = ContinuousClock.now
             // The stream overlay is drawn here, once per frame, and only while someone streams.
             let overlay = hub.subscriberCount > 0

@@ -41,6 +41,11 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     private var encodeAheadAt: Double?
     /// The generation of the newest JPEG made ahead of a request, and whether one took it.
     private var madeAhead: (generation: UInt64, taken: Bool)?
+    /// The encoder threads waiting in `nextFrameToEncode`, a bit each by index. A frame goes
+    /// to the lowest-numbered one waiting, so under a light load (polling clients, one
+    /// stream) one thread makes every JPEG and the others never touch their planes (a
+    /// frame's worth each, 0.6 MiB at 640x480); under a heavy one every thread works.
+    private var waitingEncoders: UInt64 = 0
     /// The video stage's run while it wants every frame; nil when no one wants video.
     private var videoRun: UInt64?
     private var nextID: UInt64 = 0
@@ -195,16 +200,29 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         return encodesEveryFrame || !waiters.isEmpty || now - lastPlainDemand < Self.warmSeconds
     }
 
-    /// Blocks until there is a raw frame no encoder has taken yet and someone wants
-    /// JPEGs, then takes it; returns nil once the hub is closed or moved to another run.
-    func nextFrameToEncode(epoch runEpoch: UInt64) -> (Frame, UInt64)? {
+    /// The indices of the encoder threads waiting for a frame now (for tests).
+    var encodersWaiting: Set<Int> {
         condition.lock()
         defer { condition.unlock() }
+        return Set((0..<64).filter { waitingEncoders & (1 << UInt64($0)) != 0 })
+    }
+
+    /// Blocks until there is a raw frame no encoder has taken yet and someone wants
+    /// JPEGs, then takes it; returns nil once the hub is closed or moved to another run.
+    /// `worker` is the encoder thread's index: a frame is left to a lower one that waits.
+    func nextFrameToEncode(epoch runEpoch: UInt64, worker: Int = 0) -> (Frame, UInt64)? {
+        condition.lock()
+        defer { condition.unlock() }
+        let bit: UInt64 = worker < 64 ? 1 << UInt64(worker) : 0
+        waitingEncoders |= bit
+        defer { waitingEncoders &= ~bit }
         while !closed && epoch == runEpoch {
             let now = Self.monotonicNow()
             let asked = encodesEveryFrame || !subscribers.isEmpty || !waiters.isEmpty
             let ahead = encodeAheadAt.map { now >= $0 } == true
-            if asked || ahead, rawGeneration > claimedGeneration, let frame = latestRaw {
+            // Every frame wakes every encoder (broadcast), so a lower one waiting takes this one.
+            let lowest = waitingEncoders & (bit &- 1) == 0
+            if lowest, asked || ahead, rawGeneration > claimedGeneration, let frame = latestRaw {
                 claimedGeneration = rawGeneration
                 if ahead {
                     encodeAheadAt = nil

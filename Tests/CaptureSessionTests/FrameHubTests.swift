@@ -1,3 +1,4 @@
+import Foundation
 @testable import CaptureSession
 import Testing
 import VideoCore
@@ -252,5 +253,49 @@ struct SplitMix: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+extension FrameHubTests {
+    /// Under a light load one encoder thread makes every JPEG, so the others never touch
+    /// their buffers: a frame goes to the lowest-numbered encoder waiting. While that one is
+    /// busy, the next takes the new frame, so the pool still keeps up under load.
+    @Test func theLowestWaitingEncoderTakesEachFrameAndTheNextOneWhileItIsBusy() async throws {
+        let hub = FrameHub()
+        let epoch = hub.reopen()
+        let stream = hub.subscribe()
+        var delivered = stream.makeAsyncIterator()
+        let busy = DispatchSemaphore(value: 0)
+        let takers = NSLock()
+        nonisolated(unsafe) var taken: [UInt32: Int] = [:]  // guarded by `takers`
+        for worker in 0..<2 {
+            Thread {
+                while let (frame, generation) = hub.nextFrameToEncode(epoch: epoch, worker: worker) {
+                    takers.withLock { taken[frame.sequence] = worker }
+                    if frame.sequence == 100 { busy.wait() }  // worker 0 is held in an encode
+                    hub.deliver(encoded(frame), generation: generation, epoch: epoch)
+                }
+            }.start()
+        }
+        func bothWaiting() async throws {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while hub.encodersWaiting != [0, 1], ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        }
+        for sequence in UInt32(1)...20 {
+            try await bothWaiting()
+            hub.publish(frame(sequence, at: Double(sequence)))
+            #expect(await delivered.next()?.sequence == sequence)
+        }
+        #expect(takers.withLock { taken.filter { $0.value != 0 } }.isEmpty, "frames taken by encoder 1: \(takers.withLock { taken })")
+
+        try await bothWaiting()
+        hub.publish(frame(100, at: 100))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while hub.encodersWaiting != [1], ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        hub.publish(frame(101, at: 101))
+        #expect(await delivered.next()?.sequence == 101, "encoder 1 took the frame while encoder 0 was busy")
+        #expect(takers.withLock { taken[101] } == 1)
+        busy.signal()
+        hub.close()
     }
 }
