@@ -24,9 +24,22 @@ public enum MemoryPolicy {
 
     /// Applies the policy, unless the user tuned glibc by its own environment variable
     /// (`MALLOC_MMAP_THRESHOLD_`), which then wins. Returns whether it was applied.
+    /// Transparent huge pages are turned off either way (`disableHugePages`).
     @discardableResult
     public static func apply() -> Bool {
+        disableHugePages()
         guard getenv("MALLOC_MMAP_THRESHOLD_") == nil else { return false }
         return mallopt(M_MMAP_THRESHOLD, mmapThreshold) == 1
+    }
+
+    /// Turns transparent huge pages off for camd (`prctl(PR_SET_THP_DISABLE)`), so its
+    /// memory is in 4 KiB pages. Debian's kernel backs anonymous memory with 2 MiB pages
+    /// wherever an aligned 2 MiB fits (`always`): a thread whose 8 MiB stack holds such a
+    /// range had the whole 2 MiB resident for the few KiB it uses. In the vivid VM one or two
+    /// of camd's nine threads did, 2-4 MiB of its 8-10 MiB of anonymous memory. camd gains
+    /// nothing from huge pages: its largest buffers are a few frames, copied once each.
+    @discardableResult
+    public static func disableHugePages() -> Bool {
+        CMalloc_setTransparentHugePagesDisabled(1) == 0
     }
 }

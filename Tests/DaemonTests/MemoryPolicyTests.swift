@@ -1,4 +1,5 @@
 @testable import Daemon
+import CMalloc
 import CamdTestSupport
 import Foundation
 import Testing
@@ -59,5 +60,14 @@ struct MemoryPolicyProbe {
         let small = try #require(malloc(64 * 1024))
         defer { free(small) }
         #expect(!Self.isMapped(small))
+    }
+
+    /// camd's memory is in 4 KiB pages: a thread stack never holds a 2 MiB page for a few KiB.
+    @Test func transparentHugePagesAreOff() {
+        // As a process starts where nothing turned them off before it (the flag is inherited).
+        #expect(CMalloc_setTransparentHugePagesDisabled(0) == 0)
+        #expect(CMalloc_transparentHugePagesDisabled() == 0)
+        MemoryPolicy.apply()
+        #expect(CMalloc_transparentHugePagesDisabled() == 1)
     }
 }

@@ -476,19 +476,28 @@ def memory(pid):
     parts of /proc/PID/status, and the mappings holding the most, from /proc/PID/smaps."""
     with open(f"/proc/{pid}/status") as f:
         status = {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in f)
-                  if k in ("VmHWM", "VmRSS", "RssAnon", "RssFile")}
-    by_name, name = {}, None
+                  if k in ("VmHWM", "VmRSS", "RssAnon", "RssFile", "Threads")}
+    by_name, name, regions = {}, None, []
     with open(f"/proc/{pid}/smaps") as f:
         for line in f:
             fields = line.split()
             if "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:
                 name = fields[5] if len(fields) > 5 else "[anonymous]"
+                start, end = (int(x, 16) for x in fields[0].split("-"))
+                regions.append({"name": name, "kib": (end - start) // 1024, "anon": 0})
             elif fields[0] == "Rss:":
                 by_name[name] = by_name.get(name, 0) + int(fields[1])
+            elif fields[0] == "Anonymous:":
+                regions[-1]["anon"] = int(fields[1])
+            elif fields[0] == "AnonHugePages:":
+                status["huge_kib"] = status.get("huge_kib", 0) + int(fields[1])
     libraries = [n for n in by_name if ".so" in n]
     status["libraries"] = len(libraries)
     status["libraries_kib"] = sum(by_name[n] for n in libraries)
     status["top"] = sorted(by_name.items(), key=lambda item: -item[1])[:8]
+    # Anonymous memory region by region (frame buffers, the heap, arenas, stacks, relocated data).
+    status["anon_top"] = [(r["anon"], r["kib"], os.path.basename(r["name"]))
+                          for r in sorted(regions, key=lambda r: -r["anon"])[:10] if r["anon"]]
     return status
 
 
@@ -675,12 +684,19 @@ def report(res):
                          f"{c['hwm_kib'] / u['hwm_kib']:>8.2f}")
         if "memory" in c and "memory" in u:
             a, b = c["memory"], u["memory"]
-            for label, key in (("RSS at the end, MiB", "VmRSS"), ("  anonymous, MiB", "RssAnon"), ("  files mapped, MiB", "RssFile"),
+            a.setdefault("huge_kib", 0)
+            b.setdefault("huge_kib", 0)
+            for label, key in (("RSS at the end, MiB", "VmRSS"), ("  anonymous, MiB", "RssAnon"),
+                               ("    of it in 2 MiB pages (THP), MiB", "huge_kib"), ("  files mapped, MiB", "RssFile"),
                                ("  of it shared libraries, MiB", "libraries_kib")):
                 lines.append(f"{label:<40} {a[key] / 1024:>10.1f} {b[key] / 1024:>10.1f} {a[key] / max(b[key], 1):>8.2f}")
             lines.append(f"{'shared libraries mapped':<40} {a['libraries']:>10} {b['libraries']:>10}")
+            lines.append(f"{'threads':<40} {a.get('Threads', 0):>10} {b.get('Threads', 0):>10}")
             for who, m in (("camd", a), ("µStreamer", b)):
                 lines.append(f"  {who}'s largest mappings (KiB): " + ", ".join(f"{os.path.basename(n)} {k}" for n, k in m["top"]))
+            for who, m in (("camd", a), ("µStreamer", b)):
+                lines.append(f"  {who}'s largest anonymous regions (KiB resident/mapped): "
+                             + ", ".join(f"{anon}/{kib}" + (f" {name}" if name != "[anonymous]" else "") for anon, kib, name in m.get("anon_top", [])))
     cold = res.get("cold")
     if cold:
         a, b = cold["camctl"], cold["fswebcam"]
