@@ -20,6 +20,9 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     private var rawGeneration: UInt64 = 0
     /// The newest raw frame an encoder has taken: each frame is encoded by one encoder only.
     private var claimedGeneration: UInt64 = 0
+    /// When that frame was captured (CLOCK_MONOTONIC). While it is being encoded, a snapshot
+    /// that accepts a frame that old waits for it rather than have another encoder start.
+    private var claimedTime = -Double.infinity
     /// The newest frame delivered: an encoder that finishes an older one late is not heard,
     /// so consumers get frames in capture order.
     private var deliveredGeneration: UInt64 = 0
@@ -218,12 +221,16 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         defer { waitingEncoders &= ~bit }
         while !closed && epoch == runEpoch {
             let now = Self.monotonicNow()
-            let asked = encodesEveryFrame || !subscribers.isEmpty || !waiters.isEmpty
+            // A snapshot the encode in flight will answer asks for nothing more: one request, one encode.
+            let inFlight = claimedGeneration > deliveredGeneration
+            let waiting = waiters.values.contains { !inFlight || $0.notBefore > claimedTime }
+            let asked = encodesEveryFrame || !subscribers.isEmpty || waiting
             let ahead = encodeAheadAt.map { now >= $0 } == true
             // Every frame wakes every encoder (broadcast), so a lower one waiting takes this one.
             let lowest = waitingEncoders & (bit &- 1) == 0
             if lowest, asked || ahead, rawGeneration > claimedGeneration, let frame = latestRaw {
                 claimedGeneration = rawGeneration
+                claimedTime = frame.monotonicTime
                 if ahead {
                     encodeAheadAt = nil
                     if !asked {
@@ -257,6 +264,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         deliveredGeneration = generation
         guard let encoded else {
             counters.brokenFrames += 1
+            condition.broadcast()  // the snapshots that waited for this frame want another now
             condition.unlock()
             return
         }

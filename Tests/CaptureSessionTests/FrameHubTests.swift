@@ -299,3 +299,48 @@ extension FrameHubTests {
         hub.close()
     }
 }
+
+extension FrameHubTests {
+    /// A snapshot that the encode in flight will answer starts no second encode on the next
+    /// frame (one request, one encode); one that needs a newer frame than the one in flight
+    /// has the next encoder take the next frame at once.
+    @Test func aSnapshotWaitsForTheEncodeInFlightWhenThatFrameIsFreshEnough() async throws {
+        let hub = FrameHub()
+        let epoch = hub.reopen()
+        let release = DispatchSemaphore(value: 0)
+        let takers = NSLock()
+        nonisolated(unsafe) var taken: [UInt32: Int] = [:]  // guarded by `takers`
+        for worker in 0..<2 {
+            Thread {
+                while let (frame, generation) = hub.nextFrameToEncode(epoch: epoch, worker: worker) {
+                    takers.withLock { taken[frame.sequence] = worker }
+                    if [1, 2].contains(frame.sequence) { release.wait() }  // held in a long encode
+                    hub.deliver(encoded(frame), generation: generation, epoch: epoch)
+                }
+            }.start()
+        }
+        func waitUntil(_ condition: @escaping () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        }
+        try await waitUntil { hub.encodersWaiting == [0, 1] }
+        hub.publish(frame(1, at: 1))
+        let first = Task { try await hub.frame(notBefore: 0, timeout: .seconds(30)) }
+        try await waitUntil { takers.withLock { taken[1] } != nil && hub.encodersWaiting == [1] }
+        hub.publish(frame(2, at: 2))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(takers.withLock { taken[2] } == nil, "a second encoder started for a snapshot the first one answers")
+        release.signal()
+        #expect(try await first.value.sequence == 1)
+
+        // Frame 2 (captured at 2) is too old for this one: while it is encoded, frame 3 is taken too.
+        try await waitUntil { hub.encodersWaiting == [0, 1] }
+        let second = Task { try await hub.frame(notBefore: 2.5, timeout: .seconds(30)) }
+        try await waitUntil { takers.withLock { taken[2] } != nil && hub.encodersWaiting == [1] }
+        hub.publish(frame(3, at: 3))
+        #expect(try await second.value.sequence == 3)
+        #expect(takers.withLock { taken[3] } == 1)
+        release.signal()
+        hub.close()
+    }
+}
