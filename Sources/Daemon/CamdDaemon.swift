@@ -35,8 +35,8 @@ public enum CamdDaemon {
         public static let restartNeeded: Int32 = 75  // EX_TEMPFAIL
     }
 
+    /// camd's `main` has applied `MemoryPolicy` before it, while no other thread ran.
     public static func run(_ options: DaemonOptions) async -> Int32 {
-        MemoryPolicy.apply()
         let configuration: DaemonConfiguration
         do {
             configuration = try DaemonConfiguration.load(path: options.configPath ?? DaemonConfiguration.defaultPath,

@@ -33,7 +33,8 @@ public enum MemoryPolicy {
     }
 
     /// Turns transparent huge pages off for camd (`prctl(PR_SET_THP_DISABLE)`), so its
-    /// memory is in 4 KiB pages. Debian's kernel backs anonymous memory with 2 MiB pages
+    /// memory is in 4 KiB pages from the next page fault on: camd's `main` calls this
+    /// before any thread but the main one has touched its stack. Debian's kernel backs anonymous memory with 2 MiB pages
     /// wherever an aligned 2 MiB fits (`always`): a thread whose 8 MiB stack holds such a
     /// range had the whole 2 MiB resident for the few KiB it uses. In the vivid VM one or two
     /// of camd's nine threads did, 2-4 MiB of its 8-10 MiB of anonymous memory. camd gains

@@ -32,6 +32,13 @@ struct Camd: AsyncParsableCommand {
     @Option(name: .customLong("camera"), help: "A camera to run (path, by-id name, card name, index, or testsrc); repeat for more. Replaces the config file's cameras.")
     var cameras: [String] = []
 
+    /// The memory policy comes first, while the main thread is the only one: a thread whose
+    /// stack is touched before it could hold a transparent huge page (`MemoryPolicy`).
+    static func main() async {
+        MemoryPolicy.apply()
+        await main(nil)
+    }
+
     func validate() throws {
         if let logLevel {
             var scratch = DaemonConfiguration()

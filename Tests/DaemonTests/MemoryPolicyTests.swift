@@ -38,6 +38,19 @@ import Glibc
     }
 }
 
+extension MemoryPolicyTests {
+    /// The real camd runs with transparent huge pages off: its `main` applies the policy.
+    @Test func theDaemonRunsWithoutTransparentHugePages() async throws {
+        let daemon = try RunningDaemon(tcp: false)
+        defer { daemon.cleanUp() }
+        try await daemon.waitUntilServing()
+        let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
+        let line = status.split(separator: "\n").first { $0.hasPrefix("THP_enabled:") }
+        try #require(line != nil, "this kernel's /proc/PID/status has no THP_enabled line")
+        #expect(line?.split(separator: "\t").last == "0", "\(line ?? "")")
+    }
+}
+
 /// Runs only in the child process `MemoryPolicyTests` starts.
 @Suite(.enabled(if: getenv(MemoryPolicyTests.probeVariable) != nil, "runs in a process of its own, started by MemoryPolicyTests"))
 struct MemoryPolicyProbe {
