@@ -44,7 +44,13 @@ let packedRelocations: [LinkerSetting] = {
 /// a shared library binds, so those tables were read at start (issue 16: about 2 MiB less RSS
 /// on the host). Nothing looks camd's symbols up by name: the lazy stubs and the libcamera
 /// shim are dlopened with their own handles, and the shim needs nothing from camd.
-let noExportedSymbols: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "--no-export-dynamic"])]
+let noExportedSymbols: [LinkerSetting] = {
+    #if canImport(Glibc)
+    return [.unsafeFlags(["-Xlinker", "--no-export-dynamic"])]
+    #else
+    return []
+    #endif
+}()
 
 let package = Package(
     name: "camd",

@@ -282,6 +282,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         if !ready.isEmpty, madeAhead?.generation == generation { madeAhead?.taken = true }
         lastDemand = Self.monotonicNow()
         for subscriber in subscribers.values { subscriber.yield(encoded) }
+        // A snapshot this frame did not answer (a stream-only frame) waited for it: now it asks.
+        if !waiters.isEmpty { condition.broadcast() }
         condition.unlock()
         for continuation in ready { continuation.resume(returning: encoded) }
     }

@@ -22,6 +22,9 @@ final class LiveVideo: VideoConsumer, @unchecked Sendable {  // mutable state is
     private var nextID: UInt64 = 0
     /// Whether this consumer is joined to the stage, and the stage's id for it once known.
     private var joined = false
+    /// Counts the times this consumer joined the stage, so that a `join` that returns after
+    /// the stage let it go and another client joined again keeps the newer join's id.
+    private var joinCount: UInt64 = 0
     private var consumerID: UInt64?
     private var totals = Totals()
 
@@ -46,6 +49,8 @@ final class LiveVideo: VideoConsumer, @unchecked Sendable {  // mutable state is
         clients[client.id] = client
         let first = !joined
         joined = true
+        if first { joinCount &+= 1 }
+        let thisJoin = joinCount
         lock.unlock()
         guard first else {
             stage.requestKeyframe()
@@ -54,7 +59,7 @@ final class LiveVideo: VideoConsumer, @unchecked Sendable {  // mutable state is
         // The stage asks for a keyframe for a consumer that joins.
         let id = stage.add(self)
         lock.lock()
-        let stillWanted = joined
+        let stillWanted = joined && joinCount == thisJoin
         if stillWanted { consumerID = id }
         lock.unlock()
         if !stillWanted { stage.remove(id) }  // the client left while this joined

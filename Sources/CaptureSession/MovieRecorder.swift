@@ -78,6 +78,10 @@ public actor MovieRecorder {
     /// after this, not at every `follow`, and logs a failure only when it differs.
     private var continuousRetry: ContinuousClock.Instant?
     private var continuousFailure: String?
+    /// The sink `begin` is adding to the stage, and a failure it reported meanwhile: the stage
+    /// can fail it (an encoder that cannot open) before `addVideoConsumer` returns.
+    private var starting: UInt64?
+    private var startFailure: VideoError?
     /// Messages from the sink's queue, handled in order by one task.
     private let messages: AsyncStream<Message>.Continuation
 
@@ -186,10 +190,21 @@ public actor MovieRecorder {
         let id = nextSinkID
         let sink = RecordingSink(plan: plan, finished: { messages.yield(.file($0)) }, event: { messages.yield(.event(id, $0)) })
         let consumer: UInt64
+        starting = id
+        startFailure = nil
+        defer { starting = nil }
         do throws(SessionError) {
             consumer = try await session.addVideoConsumer(sink)
         } catch {
             throw .session(error)
+        }
+        if let error = startFailure {
+            // It failed while it was being added: the stage has let it go already.
+            startFailure = nil
+            sink.stop {}
+            let failed = recordFailure(error, continuous: continuous)
+            await publish()
+            throw failed
         }
         active = Active(id: id, sink: sink, consumer: consumer, continuous: continuous)
         failure = nil
@@ -244,6 +259,10 @@ public actor MovieRecorder {
                 output.events.publish(.recordingStarted(.init(camera: camera, name: name)))
                 return
             }
+            if case .failed(let error) = event, active == nil, id == starting {
+                startFailure = error
+                return
+            }
             guard let active, active.id == id else { return }
             switch event {
             case .fileStarted:
@@ -251,16 +270,7 @@ public actor MovieRecorder {
             case .durationReached:
                 await finish(active, sinkStopped: true)
             case .failed(let error):
-                let message = describe(error)
-                current.error = message
-                failure = error.isDiskFull ? .diskFull(message) : .failed(message)
-                if active.continuous {
-                    continuousRetry = .now + .seconds(Self.continuousRetrySeconds)
-                    if continuousFailure != message { logger.error("continuous recording stopped, tried again every \(Self.continuousRetrySeconds) s: \(message)") }
-                    continuousFailure = message
-                } else {
-                    logger.error("recording stopped: \(message)")
-                }
+                _ = recordFailure(error, continuous: active.continuous)
                 await finish(active, sinkStopped: true)
             case .waitingForSpace(let error):
                 current.state = .waitingForSpace
@@ -271,6 +281,23 @@ public actor MovieRecorder {
                 logger.notice("continuous recording resumed: the disk has room again")
             }
         }
+    }
+
+    /// Notes why a recording stopped early, for its status and `stop`; a continuous one
+    /// starts again after `continuousRetrySeconds`. Returns the error `stop` answers with.
+    private func recordFailure(_ error: VideoError, continuous: Bool) -> RecordingError {
+        let message = describe(error)
+        current.error = message
+        let failure: RecordingError = error.isDiskFull ? .diskFull(message) : .failed(message)
+        self.failure = failure
+        if continuous {
+            continuousRetry = .now + .seconds(Self.continuousRetrySeconds)
+            if continuousFailure != message { logger.error("continuous recording stopped, tried again every \(Self.continuousRetrySeconds) s: \(message)") }
+            continuousFailure = message
+        } else {
+            logger.error("recording stopped: \(message)")
+        }
+        return failure
     }
 
     private func describe(_ error: VideoError) -> String {
