@@ -52,7 +52,8 @@ extension MemoryPolicyTests {
 }
 
 /// Runs only in the child process `MemoryPolicyTests` starts.
-@Suite(.enabled(if: getenv(MemoryPolicyTests.probeVariable) != nil, "runs in a process of its own, started by MemoryPolicyTests"))
+/// Serialized: both tests apply the policy, and the huge-page switch is the whole process's.
+@Suite(.serialized, .enabled(if: getenv(MemoryPolicyTests.probeVariable) != nil, "runs in a process of its own, started by MemoryPolicyTests"))
 struct MemoryPolicyProbe {
     /// glibc's chunk header: the size word before the pointer, whose bit 1 is IS_MMAPPED.
     static func isMapped(_ pointer: UnsafeMutableRawPointer) -> Bool {
