@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @testable import CaptureSession
 import Testing
 import VideoCore
@@ -265,18 +266,8 @@ extension FrameHubTests {
         let epoch = hub.reopen()
         let stream = hub.subscribe()
         var delivered = stream.makeAsyncIterator()
-        let busy = DispatchSemaphore(value: 0)
-        let takers = NSLock()
-        nonisolated(unsafe) var taken: [UInt32: Int] = [:]  // guarded by `takers`
-        for worker in 0..<2 {
-            Thread {
-                while let (frame, generation) = hub.nextFrameToEncode(epoch: epoch, worker: worker) {
-                    takers.withLock { taken[frame.sequence] = worker }
-                    if frame.sequence == 100 { busy.wait() }  // worker 0 is held in an encode
-                    hub.deliver(encoded(frame), generation: generation, epoch: epoch)
-                }
-            }.start()
-        }
+        let encoders = EncoderThreads(hub, epoch: epoch, holding: [100], encoded: encoded)  // 100 holds encoder 0
+        let busy = encoders.release
         func bothWaiting() async throws {
             let deadline = ContinuousClock.now + .seconds(30)
             while hub.encodersWaiting != [0, 1], ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
@@ -286,7 +277,7 @@ extension FrameHubTests {
             hub.publish(frame(sequence, at: Double(sequence)))
             #expect(await delivered.next()?.sequence == sequence)
         }
-        #expect(takers.withLock { taken.filter { $0.value != 0 } }.isEmpty, "frames taken by encoder 1: \(takers.withLock { taken })")
+        #expect(encoders.taken.filter { $0.value != 0 }.isEmpty, "frames taken by encoder 1: \(encoders.taken)")
 
         try await bothWaiting()
         hub.publish(frame(100, at: 100))
@@ -294,7 +285,7 @@ extension FrameHubTests {
         while hub.encodersWaiting != [1], ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
         hub.publish(frame(101, at: 101))
         #expect(await delivered.next()?.sequence == 101, "encoder 1 took the frame while encoder 0 was busy")
-        #expect(takers.withLock { taken[101] } == 1)
+        #expect(encoders.taken[101] == 1)
         busy.signal()
         hub.close()
     }
@@ -307,18 +298,8 @@ extension FrameHubTests {
     @Test func aSnapshotWaitsForTheEncodeInFlightWhenThatFrameIsFreshEnough() async throws {
         let hub = FrameHub()
         let epoch = hub.reopen()
-        let release = DispatchSemaphore(value: 0)
-        let takers = NSLock()
-        nonisolated(unsafe) var taken: [UInt32: Int] = [:]  // guarded by `takers`
-        for worker in 0..<2 {
-            Thread {
-                while let (frame, generation) = hub.nextFrameToEncode(epoch: epoch, worker: worker) {
-                    takers.withLock { taken[frame.sequence] = worker }
-                    if [1, 2].contains(frame.sequence) { release.wait() }  // held in a long encode
-                    hub.deliver(encoded(frame), generation: generation, epoch: epoch)
-                }
-            }.start()
-        }
+        let encoders = EncoderThreads(hub, epoch: epoch, holding: [1, 2], encoded: encoded)  // held in a long encode
+        let release = encoders.release
         func waitUntil(_ condition: @escaping () -> Bool) async throws {
             let deadline = ContinuousClock.now + .seconds(30)
             while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
@@ -326,21 +307,43 @@ extension FrameHubTests {
         try await waitUntil { hub.encodersWaiting == [0, 1] }
         hub.publish(frame(1, at: 1))
         let first = Task { try await hub.frame(notBefore: 0, timeout: .seconds(30)) }
-        try await waitUntil { takers.withLock { taken[1] } != nil && hub.encodersWaiting == [1] }
+        try await waitUntil { encoders.taken[1] != nil && hub.encodersWaiting == [1] }
         hub.publish(frame(2, at: 2))
         try await Task.sleep(for: .milliseconds(300))
-        #expect(takers.withLock { taken[2] } == nil, "a second encoder started for a snapshot the first one answers")
+        #expect(encoders.taken[2] == nil, "a second encoder started for a snapshot the first one answers")
         release.signal()
         #expect(try await first.value.sequence == 1)
 
         // Frame 2 (captured at 2) is too old for this one: while it is encoded, frame 3 is taken too.
         try await waitUntil { hub.encodersWaiting == [0, 1] }
         let second = Task { try await hub.frame(notBefore: 2.5, timeout: .seconds(30)) }
-        try await waitUntil { takers.withLock { taken[2] } != nil && hub.encodersWaiting == [1] }
+        try await waitUntil { encoders.taken[2] != nil && hub.encodersWaiting == [1] }
         hub.publish(frame(3, at: 3))
         #expect(try await second.value.sequence == 3)
-        #expect(takers.withLock { taken[3] } == 1)
+        #expect(encoders.taken[3] == 1)
         release.signal()
         hub.close()
     }
+}
+
+/// Two encoder threads on a hub, as the capture session runs them, that note which took each
+/// frame and hold the frames in `holding` (a long encode) until `release` is signalled.
+final class EncoderThreads: Sendable {
+    let release = DispatchSemaphore(value: 0)
+    private let takers = Mutex<[UInt32: Int]>([:])
+
+    init(_ hub: FrameHub, epoch: UInt64, holding: Set<UInt32>, encoded: @escaping @Sendable (Frame) -> EncodedFrame) {
+        for worker in 0..<2 {
+            Thread { [self] in
+                while let (frame, generation) = hub.nextFrameToEncode(epoch: epoch, worker: worker) {
+                    takers.withLock { $0[frame.sequence] = worker }
+                    if holding.contains(frame.sequence) { release.wait() }
+                    hub.deliver(encoded(frame), generation: generation, epoch: epoch)
+                }
+            }.start()
+        }
+    }
+
+    /// Which encoder took each frame, by sequence.
+    var taken: [UInt32: Int] { takers.withLock { $0 } }
 }
