@@ -108,6 +108,18 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         var meanEncodeSeconds: Double? {
             encodeSeconds.isEmpty ? nil : encodeSeconds.reduce(0, +) / Double(encodeSeconds.count)
         }
+
+        /// How long an encode made ahead of a poll is given, in seconds: the 90th percentile
+        /// of the last 20 encode times, so about one in ten finishes late and its request
+        /// waits for the rest of it. A frame is as old at the request as its encode was given,
+        /// so it is given the spread the encodes really have, not a fixed half again of the
+        /// mean (which aged every snapshot by half an encode where encodes are steady).
+        /// Nil before the first encode.
+        var aheadEncodeAllowance: Double? {
+            guard !encodeSeconds.isEmpty else { return nil }
+            let recent = encodeSeconds.suffix(20).sorted()
+            return recent[(recent.count - 1) * 9 / 10]
+        }
     }
 
     // MARK: capture thread
@@ -410,16 +422,19 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     }
 
     /// Learns the period of snapshot requests and, when they come steadily, has the next
-    /// one's JPEG made just before it is due: an encode (with room for its jitter) and a
-    /// few milliseconds early. While frames are encoded anyway (streams, `encode_every_frame`)
+    /// one's JPEG made just before it is due: an encode (as long as nine in ten recent ones,
+    /// `aheadEncodeAllowance`) and a few milliseconds early. While frames are encoded anyway (streams, `encode_every_frame`)
     /// there is nothing to make ahead. Must be called with `condition` held.
     private func anticipateNextPoll(after now: Double) {
-        cadence.record(now)
-        guard let due = cadence.nextDue, !encodesEveryFrame, subscribers.isEmpty else {
+        let newDue = cadence.record(now)
+        guard cadence.nextDue != nil, !encodesEveryFrame, subscribers.isEmpty else {
             encodeAheadAt = nil
             return
         }
-        let lead = 1.5 * (counters.meanEncodeSeconds ?? 0.01) + Self.aheadMargin
+        // Another client's request leaves the poll's due time, and its encode, as they were:
+        // armed again, an encode already made for the poll would be made twice.
+        guard let due = newDue else { return }
+        let lead = (counters.aheadEncodeAllowance ?? 0.01) + Self.aheadMargin
         encodeAheadAt = due - lead
         condition.broadcast()  // an encoder waiting without a deadline now has one
     }
