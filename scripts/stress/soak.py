@@ -8,6 +8,9 @@ every 5 s, keep_count 20 so the disk stays bounded) and for --seconds (default
   streams     up to --streams clients at once, each opened at random, read for
               1-20 s (some thinned with ?fps=), then closed (some mid-frame)
   snapshots   GET .../snapshot every ~0.5 s (some with max_age_ms=0)
+  poller      GET .../snapshot on a fixed schedule (--poll-period, default 0.5 s), as
+              Home Assistant or a timelapse does: the JPEGs camd makes ahead of such
+              a client; the age of each frame at its answer is kept
   saves       POST .../snapshot every ~2 s (photos kept: keep_count)
   reads       status, camera detail, /metrics, /v1/photos every ~1 s
   configure   every --configure-every seconds, in turn: quality (new encoders), fps
@@ -61,6 +64,7 @@ class Activity:
         self.events = []          # (t, kind, code or error, seconds since the last configure) of failures
         self.t0 = time.monotonic()
         self.last_configure_at = None
+        self.poll_ages = []       # seconds from a polled frame's capture to its answer
 
     @property
     def last_configure(self):
@@ -106,7 +110,7 @@ class Activity:
             self.wait_unpaused()
             if not self.running():
                 return
-            self.sleep(r.uniform(0, 3))
+            self.sleep(r.uniform(0, self.args.stream_gap))
             if self.paused.is_set() or not self.running():
                 continue
             fps = r.choice([None, None, None, 5, 10])
@@ -158,6 +162,29 @@ class Activity:
             self.request("snapshot", "GET", f"/v1/cameras/{cam}/snapshot{q}")
             self.sleep(r.uniform(0.2, 0.8))
 
+    def poller(self):
+        """A client polling at a steady period: camd learns it and makes each JPEG just
+        before the request (FrameHub's encode ahead), so this is the path it exercises.
+        Keeps each answer's frame age (its arrival minus X-Capture-Time)."""
+        cam = self.camd.camera
+        period = self.args.poll_period
+        due = time.monotonic()
+        while self.running():
+            self.wait_unpaused()
+            due = max(due + period, time.monotonic())
+            self.sleep(due - time.monotonic())
+            if not self.running():
+                return
+            try:
+                code, headers, _ = call(self.camd.sock, "GET", f"/v1/cameras/{cam}/snapshot", timeout=30)
+                answered = time.time()
+                self.tally("steady poll", code)
+                if code == 200 and headers.get("X-Capture-Time"):
+                    with self.lock:
+                        self.poll_ages.append(answered - float(headers["X-Capture-Time"]))
+            except Exception as e:  # noqa: BLE001 - counted
+                self.tally("steady poll", error=type(e).__name__ + (f": {e}" if str(e) else ""))
+
     def saves(self):
         r = random.Random(self.rng.random())
         cam = self.camd.camera
@@ -198,6 +225,8 @@ class Activity:
     def start(self):
         targets = [(self.stream_slot, (i,)) for i in range(self.args.streams)]
         targets += [(self.snapshots, ()), (self.saves, ()), (self.reads, ()), (self.configure, ())]
+        if self.args.poll_period > 0:
+            targets.append((self.poller, ()))
         for fn, a in targets:
             t = threading.Thread(target=fn, args=a, daemon=True)
             t.start()
@@ -269,6 +298,10 @@ def main():
     ap.add_argument("--size", default="1280x720")
     ap.add_argument("--fps", type=int, default=30)
     ap.add_argument("--streams", type=int, default=8, help="stream clients at most at once")
+    ap.add_argument("--stream-gap", type=float, default=3,
+                    help="a stream slot waits up to this many seconds before its next stream (longer: more time "
+                         "with no stream, when camd makes the steady poller's JPEGs ahead of it)")
+    ap.add_argument("--poll-period", type=float, default=0.5, help="the steady poller's period, seconds (0: none)")
     ap.add_argument("--keep-count", type=int, default=20)
     ap.add_argument("--interval", type=float, default=5, help="timelapse interval, seconds")
     ap.add_argument("--configure-every", type=float, default=60, help="seconds between configures (0: never)")
@@ -366,6 +399,15 @@ def main():
         span, used = last[0] - first[0], last[1]["cpu_seconds"] - first[1]["cpu_seconds"]
         if span > 0:
             rows.append(("camd CPU after warm-up (user+system)", f"{used:.1f} s in {span:.0f} s, {100 * used / span:.1f}% of one core"))
+    ages = sorted(activity.poll_ages)
+    if ages:
+        pct = lambda q: ages[min(len(ages) - 1, int(q * len(ages)))] * 1000  # noqa: E731
+        rows.append((f"steady poll every {args.poll_period} s: frame age at the answer",
+                     f"p50 {pct(0.5):.1f} ms, p99 {pct(0.99):.1f} ms, max {ages[-1] * 1000:.1f} ms over {len(ages)} answers"))
+    if last_cam and first_cam:
+        a, b = first_cam.get("snapshots", {}), last_cam.get("snapshots", {})
+        rows.append(("snapshots: answered from a ready JPEG / made ahead of a poll / of them unused (over the soak)",
+                     " / ".join(str(b.get(k, 0) - a.get(k, 0)) for k in ("answered_ready", "made_ahead", "made_ahead_unused"))))
     rows += [("peak RSS (VmHWM)", mib(end_stats["hwm_kib"]) if end_stats else "?"),
              ("photos on disk at the end", f"{n_photos} ({photo_bytes / 1e6:.1f} MB), {temps} temporary files"),
              ("SIGTERM", f"exit status {code} after {took:.1f} s"),
@@ -383,6 +425,11 @@ def main():
     suite.check("soak: camd stayed up", alive, f"exit status {camd.proc.returncode}" if not alive else "")
     suite.check("soak: every request answered as expected", errors == 0 and hung == 0, f"{errors} failed, {hung} client threads hung")
     suite.check("soak: no stream client got the same frame twice", activity.duplicates == 0, f"{activity.duplicates} duplicates")
+    if args.poll_period > 0:
+        # camd serves a snapshot from a frame within its default age (an interval and an encode
+        # or two): a frame a second old at its answer is one served stale (or a request stalled).
+        suite.check("soak: every steady poll answered with a frame under 1 s old", bool(ages) and ages[-1] < 1.0,
+                    f"max {ages[-1] * 1000:.0f} ms over {len(ages)} answers" if ages else "no answer")
     suite.check(f"soak: capture rate >= 95% of {args.fps} fps over the soak", capture >= 0.95 * args.fps, f"{capture:.2f} fps")
     if rs and re_:
         grow = re_["rss_kib"] - rs["rss_kib"]
