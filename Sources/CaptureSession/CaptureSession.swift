@@ -270,7 +270,8 @@ public actor CaptureSession {
         let interval = frameInterval
         let anticipation = hub.pollAnticipation
         let age = maxAge ?? Self.defaultMaxAge(interval: interval, encodeEveryFrame: settings.encodeEveryFrame,
-                                               pollsAnticipated: anticipation.steady, meanEncode: anticipation.meanEncode ?? 0)
+                                               pollsAnticipated: anticipation.steady, meanEncode: anticipation.meanEncode ?? 0,
+                                               aheadLead: anticipation.lead)
         // Generous: it returns as soon as a frame arrives, and a slow machine may need it.
         let wait = timeout ?? .milliseconds(Int64(max(10, 10 * interval) * 1000))
         do {
@@ -311,12 +312,15 @@ public actor CaptureSession {
     /// of the newest frame is only ready an encode after its capture; allowing for that
     /// (twice the mean encode, for jitter) lets the snapshot be answered from it at once.
     ///
-    /// When snapshots come at a steady period, the JPEG for the next one is made just before
-    /// it is due (`SnapshotCadence`): its frame is then up to an interval and an encode old,
-    /// and the request may come a little late (20 ms are allowed for that).
-    static func defaultMaxAge(interval: Double, encodeEveryFrame: Bool, pollsAnticipated: Bool = false, meanEncode: Double) -> Double {
+    /// When snapshots come at a steady period, the JPEG for the next one is started `aheadLead`
+    /// before it is due (`SnapshotCadence`): its frame is then up to an interval and that lead
+    /// old, and the request may come a little late (20 ms are allowed for that). The lead is
+    /// what nine in ten recent encodes took, which a few slow ones can put above twice the
+    /// mean: the larger of the two is allowed, so the JPEG made ahead is never too old for it.
+    static func defaultMaxAge(interval: Double, encodeEveryFrame: Bool, pollsAnticipated: Bool = false, meanEncode: Double,
+                              aheadLead: Double = 0) -> Double {
         if encodeEveryFrame { return interval + 2 * meanEncode }
-        return pollsAnticipated ? interval + 2 * meanEncode + 0.02 : interval
+        return pollsAnticipated ? interval + max(2 * meanEncode, aheadLead) + 0.02 : interval
     }
 
     /// A live feed of encoded frames for one client; ends when the camera is stopped.

@@ -42,6 +42,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// When an encoder should take the newest frame for the snapshot expected next, so its
     /// JPEG is ready when the request comes (CLOCK_MONOTONIC); nil when none is expected.
     private var encodeAheadAt: Double?
+    /// The poll's due time `encodeAheadAt` was set for, so it is armed once per due time.
+    private var armedDue: Double?
     /// The generation of the newest JPEG made ahead of a request, and whether one took it.
     private var madeAhead: (generation: UInt64, taken: Bool)?
     /// The encoder threads waiting in `nextFrameToEncode`, a bit each by index. A frame goes
@@ -118,7 +120,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         var aheadEncodeAllowance: Double? {
             guard !encodeSeconds.isEmpty else { return nil }
             let recent = encodeSeconds.suffix(20).sorted()
-            return recent[(recent.count - 1) * 9 / 10]
+            return recent[(9 * recent.count + 9) / 10 - 1]  // nearest rank: the slower of two
         }
     }
 
@@ -426,17 +428,25 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// `aheadEncodeAllowance`) and a few milliseconds early. While frames are encoded anyway (streams, `encode_every_frame`)
     /// there is nothing to make ahead. Must be called with `condition` held.
     private func anticipateNextPoll(after now: Double) {
-        let newDue = cadence.record(now)
-        guard cadence.nextDue != nil, !encodesEveryFrame, subscribers.isEmpty else {
+        cadence.record(now)
+        guard let due = cadence.nextDue, !encodesEveryFrame, subscribers.isEmpty else {
             encodeAheadAt = nil
+            armedDue = nil
             return
         }
         // Another client's request leaves the poll's due time, and its encode, as they were:
-        // armed again, an encode already made for the poll would be made twice.
-        guard let due = newDue else { return }
-        let lead = (counters.aheadEncodeAllowance ?? 0.01) + Self.aheadMargin
-        encodeAheadAt = due - lead
+        // armed again, an encode already made for the poll would be made twice. A due time not
+        // armed yet (a stream ended, the camera restarted) is armed by any request before it.
+        guard due != armedDue, due > now else { return }
+        armedDue = due
+        encodeAheadAt = due - aheadLead
         condition.broadcast()  // an encoder waiting without a deadline now has one
+    }
+
+    /// How long before a poll is due its JPEG is started: what nine in ten recent encodes
+    /// took, and a few milliseconds. Must be called with `condition` held.
+    private var aheadLead: Double {
+        (counters.aheadEncodeAllowance ?? 0.01) + Self.aheadMargin
     }
 
     /// How much earlier than needed a JPEG ahead of a poll is made, for the request's jitter.
@@ -445,12 +455,13 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// Whether snapshots come at a steady period and their JPEGs are made ahead of them (a
     /// snapshot may then be answered from a frame an encode older than otherwise), and the
     /// mean of the recent encode times where a snapshot's age allows for it (made ahead, or
-    /// every frame encoded); otherwise nil, and the encode times are not read.
-    var pollAnticipation: (steady: Bool, meanEncode: Double?) {
+    /// every frame encoded), otherwise nil and the encode times are not read; and while
+    /// steady, how long before a poll its JPEG is started (`aheadLead`), otherwise 0.
+    var pollAnticipation: (steady: Bool, meanEncode: Double?, lead: Double) {
         condition.lock()
         defer { condition.unlock() }
         let steady = cadence.period != nil && !encodesEveryFrame && subscribers.isEmpty
-        return (steady, steady || encodesEveryFrame ? counters.meanEncodeSeconds : nil)
+        return (steady, steady || encodesEveryFrame ? counters.meanEncodeSeconds : nil, steady ? aheadLead : 0)
     }
 
     func addWaiter(_ id: UInt64, _ waiter: Waiter) {
@@ -557,6 +568,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         latestRaw = nil
         latestEncoded = nil
         encodeAheadAt = nil
+        armedDue = nil
         madeAhead = nil
         // Generations keep counting across runs, so nothing from an earlier run looks newer.
         claimedGeneration = rawGeneration
@@ -589,6 +601,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         closed = true
         epoch &+= 1
         encodeAheadAt = nil
+        armedDue = nil
         rateMeter.reset()
         counters.lastFrameMonotonic = nil
         let failed = waiters.values.map(\.continuation), failedRaw = rawWaiters.values.map(\.continuation)

@@ -6,15 +6,17 @@
 /// A poll is followed through other requests of the same camera (a timelapse photo, a
 /// photo saved, a script's snapshot): one that falls between two of the poll's requests
 /// leaves the poll as it was, and a poll is learned from requests among which others
-/// came, as long as five of them are a period apart. A faster poll that starts takes over
-/// from a slower one; a poll whose request does not come within its tolerance is learned
-/// again. Requests that come together (several clients at once) count as one. Clients
+/// came, as long as five of them are a period apart. A request a little early is another
+/// client's, not the poll's. A faster poll that starts takes over from a slower one; a
+/// poll whose client misses a request or two is followed at its next one, and one that
+/// misses three (or its first) is learned again. Requests that come together (several clients at once) count as one. Clients
 /// that ask at no steady period give no prediction, and snapshots are encoded when asked.
 struct SnapshotCadence: Sendable {
     /// The times (CLOCK_MONOTONIC seconds) of the last requests, oldest first.
     private(set) var times: [Double] = []
-    /// The poll followed: when its last request came, and the gaps between its recent ones.
-    private var poll: (last: Double, gaps: [Double])?
+    /// The poll followed: when its last request came, the gaps between its recent ones, and
+    /// how many of its requests came where it put them since it was learned.
+    private var poll: (last: Double, gaps: [Double], kept: Int)?
 
     /// Requests remembered, the poll's and others' among them.
     static let remembered = 16
@@ -34,6 +36,11 @@ struct SnapshotCadence: Sendable {
     /// among its own do not make up a period neither has (a poll every 0.5 s and a request
     /// 0.2 s after some of them agree on 0.7 s within 25%).
     static let learning = 0.1
+    /// Requests of a poll that may be missed in a row (a client busy, a request lost) before
+    /// it is learned again: its next request still comes on its period. Only for a poll
+    /// whose requests came where it put them `agreeing` times since it was learned: one
+    /// made up of random requests would otherwise live on, and its encodes go untaken.
+    static let missedAtMost = 2
     /// Requests closer than this came together: one encode answers them all.
     static let together = 0.02
     /// Periods outside this range are not polls worth anticipating.
@@ -44,7 +51,9 @@ struct SnapshotCadence: Sendable {
     /// the request was another client's and the due time stands.
     @discardableResult
     mutating func record(_ time: Double) -> Double? {
-        if let last = times.last, time - last < Self.together { return nil }
+        // Of a fast poll, a request closer to its due time than this counts on its own.
+        let together = period.map { min(Self.together, Self.learning * $0 / 2) } ?? Self.together
+        if let last = times.last, time - last < together { return nil }
         times.append(time)
         if times.count > Self.remembered { times.removeFirst(times.count - Self.remembered) }
         if let poll, let period {
@@ -54,14 +63,22 @@ struct SnapshotCadence: Sendable {
                 self.poll = faster
                 return nextDue
             }
-            let due = poll.last + period
-            if abs(time - due) <= Self.tolerance * period {
-                self.poll = (time, Array((poll.gaps + [time - poll.last]).suffix(Self.agreeing)))
+            // The poll's request: due one period after its last, or two or three when one or two
+            // were missed; late by up to `tolerance`, early by up to `learning` only (a client's
+            // request a little before the poll's would take its place, and the poll's own then
+            // count as another's).
+            let periods = ((time - poll.last) / period).rounded()
+            let due = poll.last + periods * period
+            let reach = poll.kept >= Self.agreeing ? Double(Self.missedAtMost + 1) : 1
+            if (1...reach).contains(periods), time - due <= Self.tolerance * period, due - time <= Self.learning * period {
+                let gaps = periods == 1 ? Array((poll.gaps + [time - poll.last]).suffix(Self.agreeing)) : poll.gaps
+                self.poll = (time, gaps, poll.kept + 1)
                 return nextDue
             }
-            if time < due { return nil }  // another client's request between two of the poll's
+            // Another client's request, between two of the poll's or while one or two were missed.
+            if periods <= reach { return nil }
         }
-        // No poll, or its request did not come in time: learn one afresh.
+        // No poll, or none of its requests came for too long: learn one afresh.
         poll = Self.poll(endingWith: times)
         return nextDue
     }
@@ -85,7 +102,7 @@ struct SnapshotCadence: Sendable {
     /// requests between them. The shortest such period is taken.
     ///
     /// Written here rather than taken from a library: it is a search over 16 numbers.
-    private static func poll(endingWith times: [Double], shorterThan limit: Double = .infinity) -> (last: Double, gaps: [Double])? {
+    private static func poll(endingWith times: [Double], shorterThan limit: Double = .infinity) -> (last: Double, gaps: [Double], kept: Int)? {
         guard let newest = times.last else { return nil }
         for earlier in times.dropLast().reversed() {
             let period = newest - earlier
@@ -99,7 +116,7 @@ struct SnapshotCadence: Sendable {
             }
             guard gaps.count == agreeing else { continue }
             let others = times.filter { $0 > cursor && $0 < newest }.count - (agreeing - 1)
-            if others <= othersAmong { return (newest, gaps.reversed()) }
+            if others <= othersAmong { return (newest, gaps.reversed(), 0) }
         }
         return nil
     }

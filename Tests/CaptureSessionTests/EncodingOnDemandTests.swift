@@ -89,4 +89,22 @@ import VideoCore
         #expect(abs(CaptureSession.defaultMaxAge(interval: 0.04, encodeEveryFrame: true, meanEncode: 0.1) - 0.24) < 1e-9)
         #expect(CaptureSession.defaultMaxAge(interval: 0.04, encodeEveryFrame: true, meanEncode: 0) == 0.04)
     }
+
+    /// While a poll's JPEGs are made ahead, a snapshot's frame may be as old as an interval, the
+    /// lead the encode was started with and 20 ms: with steady encodes twice the mean, with a
+    /// few slow ones among the last twenty the lead (nine in ten encodes), so the JPEG made
+    /// for the poll is not too old for it and encoded a second time.
+    @Test func thePollsJPEGIsNeverTooOldForTheDefaultAge() {
+        let steady = CaptureSession.defaultMaxAge(interval: 0.04, encodeEveryFrame: false, pollsAnticipated: true,
+                                                  meanEncode: 0.01, aheadLead: 0.015)
+        #expect(abs(steady - 0.08) < 1e-9)
+        var counters = FrameHub.Counters()
+        counters.encodeSeconds = Array(repeating: 0.008, count: 17) + Array(repeating: 0.04, count: 3)
+        let lead = (counters.aheadEncodeAllowance ?? 0) + FrameHub.aheadMargin
+        let mean = counters.meanEncodeSeconds ?? 0
+        let age = CaptureSession.defaultMaxAge(interval: 0.04, encodeEveryFrame: false, pollsAnticipated: true,
+                                               meanEncode: mean, aheadLead: lead)
+        // Frame captured just before the encode started, request 15 ms late.
+        #expect(0.04 + lead + 0.015 <= age, "lead \(lead), mean \(mean), age \(age)")
+    }
 }
