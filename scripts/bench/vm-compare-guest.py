@@ -512,7 +512,9 @@ def poll_phase(args):
         for period, count in POLL_PERIODS:
             out["camd"][period] = poll_client(camd.sock, "/v1/cameras/vivid/snapshot", period, count, camd.pid, camd_age,
                                               args.idle)
-            out["camd"][period]["status"] = camera_status(camd.sock, "vivid").get("snapshots")
+            cam = camera_status(camd.sock, "vivid")
+            # The mean encode time: with the answer time, the floor of a snapshot's frame age.
+            out["camd"][period]["status"] = dict(cam.get("snapshots") or {}, encode_ms=cam.get("encode_milliseconds"))
             log(f"camd polled every {period} s: {out['camd'][period]}")
         out["camd"]["hwm_kib"] = vm_hwm_kib(camd.pid)
         out["camd"]["memory"] = memory(camd.pid)
