@@ -159,7 +159,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Benchmarks that print figures (see README, Performance).
-        .executableTarget(name: "camd-bench", dependencies: ["JPEG", "Video", "VideoCore"], swiftSettings: strict),
+        .executableTarget(name: "camd-bench", dependencies: ["JPEG", "Video", "VideoCore", "CaptureSession"], swiftSettings: strict),
         .executableTarget(name: "camd", dependencies: [
             "CaptureSession", "Daemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

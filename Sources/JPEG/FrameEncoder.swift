@@ -26,10 +26,15 @@ public enum FrameEncodingError: Error, CustomStringConvertible, Sendable {
 /// - packed RGB: encoded directly;
 /// - anything else libv4lconvert knows: converted to RGB first.
 ///
-/// Keeps its buffers between frames. Not thread-safe: one per worker.
+/// Y'CbCr frames large enough are encoded in strips at once on a `StripRunner`'s
+/// threads and joined (`JPEGStrips`). Keeps its buffers between frames. Not
+/// thread-safe: one per worker.
 public final class FrameEncoder {
     public var quality: Int
     private let encoder: JPEGEncoder
+    private let stripRunner: (any StripRunner)?
+    /// The compressors of strips 1, 2, ...; strip 0 is `encoder`'s.
+    private var stripEncoders: [JPEGEncoder] = []
     /// The frame just converted; left untouched by frames encoded in place (`inPlacePlanes`).
     private(set) var planes = YUVImage()
     private lazy var converter = LibV4LConverter()
@@ -38,9 +43,11 @@ public final class FrameEncoder {
 
     public static let defaultQuality = 85
 
-    public init(quality: Int = FrameEncoder.defaultQuality) throws(JPEGError) {
+    /// Without a `stripRunner`, every frame is encoded whole on the calling thread.
+    public init(quality: Int = FrameEncoder.defaultQuality, stripRunner: (any StripRunner)? = nil) throws(JPEGError) {
         self.quality = quality
         self.encoder = try JPEGEncoder()
+        self.stripRunner = stripRunner
     }
 
     public func encode(_ frame: Frame) throws(FrameEncodingError) -> [UInt8] {
@@ -62,7 +69,7 @@ public final class FrameEncoder {
         if try convertPlanes(frame) {
             let jpeg = try compressPlanes()
             overlay.draw(into: &planes)
-            return (jpeg, try? encoder.compress(planes, quality: quality))
+            return (jpeg, try? compress(planes))
         }
         let jpeg = try encode(frame)
         if pipeline == nil { pipeline = ImagePipeline() }
@@ -91,7 +98,69 @@ public final class FrameEncoder {
     }
 
     private func compressPlanes() throws(FrameEncodingError) -> [UInt8] {
-        do { return try encoder.compress(planes, quality: quality) } catch { throw .encoder(error) }
+        do { return try compress(planes) } catch { throw .encoder(error) }
+    }
+
+    private func compress(_ image: YUVImage) throws(JPEGError) -> [UInt8] {
+        let planes = PlaneConversion.Planes(offsets: (0..<3).map(image.offset), strides: (0..<3).map(image.stride),
+                                            subsampling: image.subsampling)
+        var result: Result<[UInt8], JPEGError> = .failure(JPEGError("no image"))
+        image.storage.withUnsafeBytes { storage in
+            result = Result { () throws(JPEGError) -> [UInt8] in try compress(planes: storage, planes, size: image.size) }
+        }
+        return try result.get()
+    }
+
+    /// Encodes planes lying in `bytes`: in strips on the runner's threads at once where the
+    /// image is large enough for more than one, else whole.
+    private func compress(planes bytes: UnsafeRawBufferPointer, _ planes: PlaneConversion.Planes,
+                          size: FrameSize) throws(JPEGError) -> [UInt8] {
+        let rows = stripRows(size, planes.subsampling)
+        guard rows.count > 1 else { return try encoder.compress(planes: bytes, planes, size: size, quality: quality) }
+        return try compressInStrips(planes: bytes, planes, size: size, rows: rows, converting: nil)
+    }
+
+    /// Converts a Y'CbCr frame into `planes` and encodes it; in strips, each strip's rows
+    /// are converted on the thread that encodes them, so the conversion is shared out too.
+    private func convertAndCompress(_ source: UnsafeRawBufferPointer, layout: FrameLayout) throws(JPEGError) -> [UInt8] {
+        guard let subsampling = PlaneConversion.subsampling(for: layout.format) else { throw JPEGError("no planes for \(layout.format)") }
+        let rows = stripRows(layout.size, subsampling)
+        guard rows.count > 1 else {
+            _ = PlaneConversion.convert(source, layout: layout, into: &planes)
+            return try compress(planes)
+        }
+        planes.reshape(layout.size, subsampling)
+        let target = PlaneConversion.Planes(offsets: (0..<3).map(planes.offset), strides: (0..<3).map(planes.stride),
+                                            subsampling: subsampling)
+        var result: Result<[UInt8], JPEGError> = .failure(JPEGError("no image"))
+        planes.storage.withUnsafeMutableBufferPointer { storage in
+            result = Result { () throws(JPEGError) -> [UInt8] in
+                try compressInStrips(planes: UnsafeRawBufferPointer(storage), target, size: layout.size, rows: rows,
+                                     converting: (source, layout, storage))
+            }
+        }
+        return try result.get()
+    }
+
+    /// The strips a frame of `size` is cut into on the runner's threads: one, whole, without a runner.
+    private func stripRows(_ size: FrameSize, _ subsampling: ChromaSubsampling) -> [Range<Int>] {
+        guard let stripRunner else { return [0..<size.height] }
+        return JPEGStrips.rows(height: size.height, subsampling: subsampling,
+                               count: JPEGStrips.count(for: size, threads: stripRunner.threads))
+    }
+
+    /// Encodes `rows.count` strips at once and joins them; where `converting` is given, each
+    /// strip first converts its rows of the source frame into the planes in `bytes`.
+    private func compressInStrips(planes bytes: UnsafeRawBufferPointer, _ planes: PlaneConversion.Planes, size: FrameSize,
+                                  rows: [Range<Int>], converting: StripJob.Conversion?) throws(JPEGError) -> [UInt8] {
+        guard let stripRunner else { return try encoder.compress(planes: bytes, planes, size: size, quality: quality) }
+        while stripEncoders.count < rows.count - 1 { stripEncoders.append(try JPEGEncoder()) }
+        let job = StripJob(bytes: bytes, planes: planes, size: size, rows: rows, quality: quality,
+                           encoders: [encoder] + stripEncoders.prefix(rows.count - 1), converting: converting)
+        stripRunner.run(rows.count) { job.encode($0) }
+        if let joined = job.joined() { return joined }
+        // A strip failed, or the strips cannot be joined: encode whole, and say its error if it fails too.
+        return try encoder.compress(planes: bytes, planes, size: size, quality: quality)
     }
 
     public func encode(_ bytes: UnsafeRawBufferPointer, layout: FrameLayout) throws(FrameEncodingError) -> [UInt8] {
@@ -105,10 +174,9 @@ public final class FrameEncoder {
             if let needed = PlaneConversion.requiredBytes(layout) {
                 guard bytes.count >= needed else { throw FrameEncodingError.shortFrame(expected: needed, got: bytes.count) }
                 if let inPlace = PlaneConversion.inPlacePlanes(layout) {
-                    return try encoder.compress(planes: bytes, inPlace, size: layout.size, quality: quality)
+                    return try compress(planes: bytes, inPlace, size: layout.size)
                 }
-                _ = PlaneConversion.convert(bytes, layout: layout, into: &planes)
-                return try encoder.compress(planes, quality: quality)
+                return try convertAndCompress(bytes, layout: layout)
             }
             if let rgb = Self.rgbLayout(layout.format) {
                 return try encoder.compress(rgb: bytes, layout: rgb, size: layout.size, pitch: layout.bytesPerLine, quality: quality)
@@ -137,5 +205,46 @@ public final class FrameEncoder {
         case .xrgb32: return .xrgb
         default: return nil
         }
+    }
+}
+
+/// One frame's strips, each encoded by its own compressor on whichever thread the runner
+/// gives it, and joined once all are done.
+private final class StripJob: @unchecked Sendable {  // strip i touches only results[i] and encoders[i]; the runner returns after all
+    let bytes: UnsafeRawBufferPointer
+    let planes: PlaneConversion.Planes
+    let size: FrameSize
+    let rows: [Range<Int>]
+    let quality: Int
+    let encoders: [JPEGEncoder]
+    /// A frame to convert into the planes in `bytes`, strip by strip, before encoding them.
+    typealias Conversion = (source: UnsafeRawBufferPointer, layout: FrameLayout, target: UnsafeMutableBufferPointer<UInt8>)
+    let converting: Conversion?
+    /// Not an array: strips store into it from several threads at once.
+    private let results: UnsafeMutableBufferPointer<[UInt8]?>
+
+    init(bytes: UnsafeRawBufferPointer, planes: PlaneConversion.Planes, size: FrameSize, rows: [Range<Int>], quality: Int,
+         encoders: [JPEGEncoder], converting: Conversion?) {
+        (self.bytes, self.planes, self.size, self.rows, self.quality) = (bytes, planes, size, rows, quality)
+        (self.encoders, self.converting) = (encoders, converting)
+        results = .allocate(capacity: rows.count)
+        results.initialize(repeating: nil)
+    }
+
+    deinit {
+        results.deinitialize()
+        results.deallocate()
+    }
+
+    func encode(_ strip: Int) {
+        if let converting { PlaneConversion.convert(converting.source, layout: converting.layout, rows: rows[strip], into: converting.target) }
+        let jpeg = try? encoders[strip].compress(planes: bytes, planes, size: size, rows: rows[strip], quality: quality)
+        results[strip] = jpeg
+    }
+
+    func joined() -> [UInt8]? {
+        let strips = results.compactMap { $0 }
+        guard strips.count == rows.count else { return nil }
+        return JPEGStrips.join(strips, size: size, subsampling: planes.subsampling)
     }
 }

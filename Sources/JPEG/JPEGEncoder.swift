@@ -30,13 +30,18 @@ public final class JPEGEncoder {
     }
 
     /// Encodes planes where they lie in `bytes` (a full-range planar frame in the driver's
-    /// buffer), read in place: no copy. The caller has checked `bytes` holds them.
+    /// buffer), read in place: no copy. The caller has checked `bytes` holds them. With
+    /// `rows`, only those rows, as an image of their own (one of `JPEGStrips`).
     public func compress(planes bytes: UnsafeRawBufferPointer, _ planes: PlaneConversion.Planes, size: FrameSize,
-                         quality: Int) throws(JPEGError) -> [UInt8] {
+                         rows: Range<Int>? = nil, quality: Int) throws(JPEGError) -> [UInt8] {
+        let rows = rows ?? 0..<size.height
         let base = bytes.bindMemory(to: UInt8.self).baseAddress!
-        var pointers: [UnsafePointer<UInt8>?] = planes.offsets.map { base + $0 }
+        let chromaFirstRow = planes.subsampling == .s420 ? rows.lowerBound / 2 : rows.lowerBound
+        var pointers: [UnsafePointer<UInt8>?] = planes.offsets.indices.map { plane in
+            base + planes.offsets[plane] + (plane == 0 ? rows.lowerBound : chromaFirstRow) * planes.strides[plane]
+        }
         var strides: [Int32] = planes.strides.map { Int32($0) }
-        if tjCompressFromYUVPlanes(handle, &pointers, Int32(size.width), &strides, Int32(size.height),
+        if tjCompressFromYUVPlanes(handle, &pointers, Int32(size.width), &strides, Int32(rows.count),
                                    planes.subsampling.turboJPEG, &buffer, &bufferSize, Int32(quality), 0) != 0 {
             throw JPEGError.last(handle, "encoding \(size) \(planes.subsampling)")
         }

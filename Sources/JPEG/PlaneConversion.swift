@@ -28,18 +28,30 @@ public enum PlaneConversion {
     /// Converts one frame into `image`; returns false for formats not handled here.
     public static func convert(_ source: UnsafeRawBufferPointer, layout: FrameLayout, into image: inout YUVImage) -> Bool {
         guard let subsampling = subsampling(for: layout.format) else { return false }
+        image.reshape(layout.size, subsampling)
+        image.storage.withUnsafeMutableBufferPointer { convert(source, layout: layout, rows: 0..<layout.size.height, into: $0) }
+        return true
+    }
+
+    /// Converts only `rows` of a frame into `out`, laid out as a `YUVImage` of the frame's
+    /// size and subsampling holds its planes: one strip of a frame (`JPEGStrips`), whose
+    /// first row, for 4:2:0, is even. Strips of one frame may be converted at once.
+    static func convert(_ source: UnsafeRawBufferPointer, layout: FrameLayout, rows: Range<Int>,
+                        into out: UnsafeMutableBufferPointer<UInt8>) {
+        guard let subsampling = subsampling(for: layout.format) else { return }
         let size = layout.size
-        image.reshape(size, subsampling)
         let expand = layout.range == .limited
         let lumaTable = expand ? expandLuma : identity
         let chromaTable = expand ? expandChroma : identity
         let stride = stride(layout)
         let chroma = subsampling.chromaSize(size)
-        let cbOffset = image.offset(1), crOffset = image.offset(2)
+        let cbOffset = size.area, crOffset = size.area + chroma.area
+        // The chroma rows of these luma rows: half as many in 4:2:0, the last taking an odd height's extra one.
+        let chromaRows = subsampling == .s420
+            ? (rows.lowerBound / 2)..<(rows.upperBound == size.height ? chroma.height : rows.upperBound / 2) : rows
 
         lumaTable.withUnsafeBufferPointer { lut in
         chromaTable.withUnsafeBufferPointer { clut in
-        image.storage.withUnsafeMutableBufferPointer { out in
             let src = source.bindMemory(to: UInt8.self)
             switch layout.format {
             case .yuyv, .uyvy, .yvyu, .vyuy:
@@ -52,7 +64,7 @@ public enum PlaneConversion {
                 }
                 let lumaInHighByte = y0 == 1, cbFirst = cb < cr
                 let pairs = size.width / 2
-                for row in 0..<size.height {
+                for row in rows {
                     let line = row * stride, lumaRow = row * size.width, chromaRow = row * chroma.width
                     var done = 0  // pixels the vector path converted
                     if let base = source.baseAddress, let target = out.baseAddress {
@@ -70,18 +82,18 @@ public enum PlaneConversion {
                     }
                 }
             case .grey:
-                copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut, expand ? .luma : .copy)
+                copyPlane(src, 0, stride, out, 0, size.width, size.width, rows, lut, expand ? .luma : .copy)
             case .yuv420, .yvu420, .yuv422p:
-                copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut, expand ? .luma : .copy)
+                copyPlane(src, 0, stride, out, 0, size.width, size.width, rows, lut, expand ? .luma : .copy)
                 guard let planes = planarPlanes(layout) else { break }
                 let chromaStride = planes.strides[1]
-                copyPlane(src, planes.offsets[1], chromaStride, out, cbOffset, chroma.width, chroma.width, chroma.height, clut, expand ? .chroma : .copy)
-                copyPlane(src, planes.offsets[2], chromaStride, out, crOffset, chroma.width, chroma.width, chroma.height, clut, expand ? .chroma : .copy)
+                copyPlane(src, planes.offsets[1], chromaStride, out, cbOffset, chroma.width, chroma.width, chromaRows, clut, expand ? .chroma : .copy)
+                copyPlane(src, planes.offsets[2], chromaStride, out, crOffset, chroma.width, chroma.width, chromaRows, clut, expand ? .chroma : .copy)
             case .nv12, .nv21, .nv16, .nv61:
-                copyPlane(src, 0, stride, out, 0, size.width, size.width, size.height, lut, expand ? .luma : .copy)
+                copyPlane(src, 0, stride, out, 0, size.width, size.width, rows, lut, expand ? .luma : .copy)
                 let swapped = layout.format == .nv21 || layout.format == .nv61
                 let base = stride * size.height
-                for row in 0..<chroma.height {
+                for row in chromaRows {
                     let line = base + row * stride
                     let cbRow = cbOffset + row * chroma.width, crRow = crOffset + row * chroma.width
                     let (firstRow, secondRow) = swapped ? (crRow, cbRow) : (cbRow, crRow)
@@ -98,8 +110,7 @@ public enum PlaneConversion {
             default:
                 break
             }
-        }}}
-        return true
+        }}
     }
 
     /// Where each of a frame's planes starts and its bytes per row: Y, Cb, Cr.
@@ -164,9 +175,9 @@ public enum PlaneConversion {
 
     private static func copyPlane(_ src: UnsafeBufferPointer<UInt8>, _ srcOffset: Int, _ srcStride: Int,
                                   _ out: UnsafeMutableBufferPointer<UInt8>, _ outOffset: Int, _ outStride: Int,
-                                  _ width: Int, _ height: Int, _ table: UnsafeBufferPointer<UInt8>,
+                                  _ width: Int, _ rows: Range<Int>, _ table: UnsafeBufferPointer<UInt8>,
                                   _ mode: PlaneMode) {
-        for row in 0..<height {
+        for row in rows {
             let s = srcOffset + row * srcStride, d = outOffset + row * outStride
             var done = 0  // samples the vector path or a plain copy handled
             if let from = src.baseAddress, let to = out.baseAddress {

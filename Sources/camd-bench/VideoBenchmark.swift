@@ -138,9 +138,6 @@ func videoBenchmark(folder: String, seconds: Double, rounds: Int = 5) throws {
         .split(separator: " ").prefix(3).joined(separator: " ") ?? "ffmpeg"
     let cpuModel = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
         .first { $0.hasPrefix("model name") }?.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "?"
-    func loadAverage() -> String {
-        ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?").split(separator: " ").prefix(3).joined(separator: " ")
-    }
     print("camd-bench video: \(count) frames (\(seconds) s at 30 fps) per clip, limited-range YUYV panning over a photograph")
     print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cpus, \(cpuModel); \(ffmpegVersion); load average \(loadAverage())")
     print("camd: VideoPicture.fill + H264Encoder.encode (libx264, preset veryfast, tune zerolatency, crf 23, gop 60), RUSAGE_SELF")

@@ -4,6 +4,7 @@
 //   scripts/bench-frames.py .build/bench        # the input frames (a photograph)
 //   .build/release/camd-bench encoder .build/bench [QUALITY] [SECONDS]
 //   .build/release/camd-bench thumbnail .build/bench [QUALITY] [SECONDS]
+//   .build/release/camd-bench strips .build/bench [QUALITY] [SECONDS]     (StripBenchmark.swift)
 //   .build/release/camd-bench video .build/bench [SECONDS]     (VideoBenchmark.swift; needs ffmpeg)
 //
 // encoder: for each size, camd's full path from a limited-range YUYV frame
@@ -279,12 +280,14 @@ func number(_ index: Int, or fallback: Double) -> Double {
 let benchmarks: [String: (String) throws -> Void] = [
     "encoder": { try encoderBenchmark(folder: $0, quality: Int(number(3, or: 85)), budget: number(4, or: 2)) },
     "thumbnail": { try thumbnailBenchmark(folder: $0, quality: Int(number(3, or: 85)), budget: number(4, or: 2)) },
+    "strips": { try stripBenchmark(folder: $0, quality: Int(number(3, or: 80)), budget: number(4, or: 2)) },
     "video": { try videoBenchmark(folder: $0, seconds: number(3, or: 6)) },
 ]
 guard arguments.count >= 3, let benchmark = benchmarks[arguments[1]] else {
     FileHandle.standardError.write(Data("""
         usage: camd-bench encoder FRAMES_DIR [QUALITY] [SECONDS]     camd's frame->JPEG paths (YUYV, NV12, YU12) vs TurboJPEG's floor
                camd-bench thumbnail FRAMES_DIR [QUALITY] [SECONDS]   1/4 and 1/8 thumbnails vs a full snapshot
+               camd-bench strips FRAMES_DIR [QUALITY] [SECONDS]      a YUYV frame's encode whole vs in strips on 2-4 threads: wall and CPU
                camd-bench video FRAMES_DIR [SECONDS]                 H.264 stage vs the ffmpeg command line; H.264 vs MJPEG bytes and SSIM
         FRAMES_DIR holds motorcycle-WxH.yuyv from scripts/bench-frames.py; QUALITY defaults to 85, SECONDS to 2
         (video: SECONDS is each clip's length, default 6; it writes its files to FRAMES_DIR/video)
