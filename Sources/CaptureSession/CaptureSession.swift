@@ -257,7 +257,7 @@ public actor CaptureSession {
     // MARK: frames
 
     /// The newest frame as JPEG, captured no longer than `maxAge` seconds before the
-    /// request (default: `defaultMaxAge`; 0: captured after the request). A camera
+    /// request (default: `FrameHub.defaultSnapshotAge`; 0: captured after the request). A camera
     /// that is not running is started for it, and stopped again after it idles.
     public func snapshot(maxAge: Double? = nil, timeout: Duration? = nil) async throws(SessionError) -> EncodedFrame {
         lastUse = .now
@@ -268,10 +268,7 @@ public actor CaptureSession {
         }
         try await ensureRunning()
         let interval = frameInterval
-        let anticipation = hub.pollAnticipation
-        let age = maxAge ?? Self.defaultMaxAge(interval: interval, encodeEveryFrame: settings.encodeEveryFrame,
-                                               pollsAnticipated: anticipation.steady, meanEncode: anticipation.meanEncode ?? 0,
-                                               aheadLead: anticipation.lead)
+        let age = maxAge ?? hub.defaultSnapshotAge(interval: interval)
         // Generous: it returns as soon as a frame arrives, and a slow machine may need it.
         let wait = timeout ?? .milliseconds(Int64(max(10, 10 * interval) * 1000))
         do {
@@ -305,22 +302,6 @@ public actor CaptureSession {
         } catch {
             throw .shuttingDown
         }
-    }
-
-    /// How old a snapshot's frame may be when the request does not say: one frame interval,
-    /// so a snapshot shows what the camera sees now. With `encode_every_frame` the JPEG
-    /// of the newest frame is only ready an encode after its capture; allowing for that
-    /// (twice the mean encode, for jitter) lets the snapshot be answered from it at once.
-    ///
-    /// When snapshots come at a steady period, the JPEG for the next one is started `aheadLead`
-    /// before it is due (`SnapshotCadence`): its frame is then up to an interval and that lead
-    /// old, and the request may come a little late (20 ms are allowed for that). The lead is
-    /// what nine in ten recent encodes took, which a few slow ones can put above twice the
-    /// mean: the larger of the two is allowed, so the JPEG made ahead is never too old for it.
-    static func defaultMaxAge(interval: Double, encodeEveryFrame: Bool, pollsAnticipated: Bool = false, meanEncode: Double,
-                              aheadLead: Double = 0) -> Double {
-        if encodeEveryFrame { return interval + 2 * meanEncode }
-        return pollsAnticipated ? interval + max(2 * meanEncode, aheadLead) + 0.02 : interval
     }
 
     /// A live feed of encoded frames for one client; ends when the camera is stopped.

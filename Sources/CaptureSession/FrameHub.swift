@@ -430,7 +430,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// `condition` held.
     private func anticipateNextPoll(after now: Double) {
         cadence.record(now)
-        guard let due = cadence.nextDue, !encodesEveryFrame, subscribers.isEmpty else {
+        guard let due = cadence.nextDue, makesAhead else {
             encodeAheadAt = nil
             armedDue = nil
             return
@@ -444,6 +444,10 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         condition.broadcast()  // an encoder waiting without a deadline now has one
     }
 
+    /// Whether a JPEG is made ahead of a poll: not while frames are encoded anyway (streams,
+    /// `encode_every_frame`). Must be called with `condition` held.
+    private var makesAhead: Bool { !encodesEveryFrame && subscribers.isEmpty }
+
     /// How long before a poll is due its JPEG is started: what nine in ten recent encodes
     /// took, and a few milliseconds. Must be called with `condition` held.
     private var aheadLead: Double {
@@ -453,16 +457,30 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// How much earlier than needed a JPEG ahead of a poll is made, for the request's jitter.
     static let aheadMargin = 0.005
 
-    /// Whether snapshots come at a steady period and their JPEGs are made ahead of them (a
-    /// snapshot may then be answered from a frame an encode older than otherwise), and the
-    /// mean of the recent encode times where a snapshot's age allows for it (made ahead, or
-    /// every frame encoded), otherwise nil and the encode times are not read; and while
-    /// steady, how long before a poll its JPEG is started (`aheadLead`), otherwise 0.
-    var pollAnticipation: (steady: Bool, meanEncode: Double?, lead: Double) {
+    /// How old a snapshot's frame may be when the request does not say: one frame interval,
+    /// so a snapshot shows what the camera sees now. With `encode_every_frame` the JPEG
+    /// of the newest frame is only ready an encode after its capture; allowing for that
+    /// (twice the mean encode, for jitter) lets the snapshot be answered from it at once.
+    ///
+    /// While a poll's JPEGs are made ahead of it (`anticipateNextPoll`), the JPEG is started
+    /// `aheadLead` before the poll is due: its frame is then up to an interval and that lead
+    /// old, and the request may come a little late (20 ms are allowed for that). The lead is
+    /// what nine in ten recent encodes took, which a few slow ones can put above twice the
+    /// mean: the larger of the two is allowed, so the JPEG made ahead is never too old for it.
+    func defaultSnapshotAge(interval: Double) -> Double {
         condition.lock()
         defer { condition.unlock() }
-        let steady = cadence.period != nil && !encodesEveryFrame && subscribers.isEmpty
-        return (steady, steady || encodesEveryFrame ? counters.meanEncodeSeconds : nil, steady ? aheadLead : 0)
+        let steady = cadence.period != nil && makesAhead
+        return Self.defaultSnapshotAge(interval: interval, encodeEveryFrame: encodesEveryFrame,
+                                       meanEncode: steady || encodesEveryFrame ? counters.meanEncodeSeconds ?? 0 : 0,
+                                       lead: steady ? aheadLead : nil)
+    }
+
+    /// The rule of `defaultSnapshotAge(interval:)`; `lead` is nil unless a poll's JPEGs are made ahead.
+    static func defaultSnapshotAge(interval: Double, encodeEveryFrame: Bool, meanEncode: Double, lead: Double?) -> Double {
+        if encodeEveryFrame { return interval + 2 * meanEncode }
+        guard let lead else { return interval }
+        return interval + max(2 * meanEncode, lead) + 0.02
     }
 
     func addWaiter(_ id: UInt64, _ waiter: Waiter) {

@@ -46,14 +46,12 @@ struct SnapshotCadence: Sendable {
     /// Periods outside this range are not polls worth anticipating.
     static let periods = 0.05...600.0
 
-    /// Notes a request; returns when the poll's next request is due if this request set it
-    /// anew (a request of the poll, or one that taught it), and nil if there is no poll or
-    /// the request was another client's and the due time stands.
-    @discardableResult
-    mutating func record(_ time: Double) -> Double? {
+    /// Notes a request. A request of the poll, or one that teaches it, moves `nextDue`;
+    /// another client's leaves it as it was.
+    mutating func record(_ time: Double) {
         // Of a fast poll, a request closer to its due time than this counts on its own.
         let together = period.map { min(Self.together, Self.learning * $0 / 2) } ?? Self.together
-        if let last = times.last, time - last < together { return nil }
+        if let last = times.last, time - last < together { return }
         times.append(time)
         if times.count > Self.remembered { times.removeFirst(times.count - Self.remembered) }
         if let poll, let period {
@@ -61,7 +59,7 @@ struct SnapshotCadence: Sendable {
             // (else its requests would count as another client's, but for one in a few).
             if let faster = Self.poll(endingWith: times, shorterThan: period - Self.tolerance * period) {
                 self.poll = faster
-                return nextDue
+                return
             }
             // The poll's request: due one period after its last, or two or three when one or two
             // were missed; late by up to `tolerance`, early by up to `learning` only (a client's
@@ -73,14 +71,13 @@ struct SnapshotCadence: Sendable {
             if (1...reach).contains(periods), time - due <= Self.tolerance * period, due - time <= Self.learning * period {
                 let gaps = periods == 1 ? Array((poll.gaps + [time - poll.last]).suffix(Self.agreeing)) : poll.gaps
                 self.poll = (time, gaps, poll.kept + 1)
-                return nextDue
+                return
             }
             // Another client's request, between two of the poll's or while one or two were missed.
-            if periods <= reach { return nil }
+            if periods <= reach { return }
         }
         // No poll, or none of its requests came for too long: learn one afresh.
         poll = Self.poll(endingWith: times)
-        return nextDue
     }
 
     /// The period of the poll followed.

@@ -85,9 +85,9 @@ import VideoCore
     /// By default a snapshot's frame is at most one interval old; with every frame encoded,
     /// the newest finished JPEG is an encode older than the newest capture, and still served.
     @Test func theDefaultFrameAgeAllowsForTheEncodeOnlyWhenEveryFrameIsEncoded() {
-        #expect(CaptureSession.defaultMaxAge(interval: 0.04, encodeEveryFrame: false, meanEncode: 0.1) == 0.04)
-        #expect(abs(CaptureSession.defaultMaxAge(interval: 0.04, encodeEveryFrame: true, meanEncode: 0.1) - 0.24) < 1e-9)
-        #expect(CaptureSession.defaultMaxAge(interval: 0.04, encodeEveryFrame: true, meanEncode: 0) == 0.04)
+        #expect(FrameHub.defaultSnapshotAge(interval: 0.04, encodeEveryFrame: false, meanEncode: 0.1, lead: nil) == 0.04)
+        #expect(abs(FrameHub.defaultSnapshotAge(interval: 0.04, encodeEveryFrame: true, meanEncode: 0.1, lead: nil) - 0.24) < 1e-9)
+        #expect(FrameHub.defaultSnapshotAge(interval: 0.04, encodeEveryFrame: true, meanEncode: 0, lead: nil) == 0.04)
     }
 
     /// While a poll's JPEGs are made ahead, a snapshot's frame may be as old as an interval, the
@@ -95,15 +95,13 @@ import VideoCore
     /// few slow ones among the last twenty the lead (nine in ten encodes), so the JPEG made
     /// for the poll is not too old for it and encoded a second time.
     @Test func thePollsJPEGIsNeverTooOldForTheDefaultAge() {
-        let steady = CaptureSession.defaultMaxAge(interval: 0.04, encodeEveryFrame: false, pollsAnticipated: true,
-                                                  meanEncode: 0.01, aheadLead: 0.015)
+        let steady = FrameHub.defaultSnapshotAge(interval: 0.04, encodeEveryFrame: false, meanEncode: 0.01, lead: 0.015)
         #expect(abs(steady - 0.08) < 1e-9)
         var counters = FrameHub.Counters()
         counters.encodeSeconds = Array(repeating: 0.008, count: 17) + Array(repeating: 0.04, count: 3)
         let lead = (counters.aheadEncodeAllowance ?? 0) + FrameHub.aheadMargin
         let mean = counters.meanEncodeSeconds ?? 0
-        let age = CaptureSession.defaultMaxAge(interval: 0.04, encodeEveryFrame: false, pollsAnticipated: true,
-                                               meanEncode: mean, aheadLead: lead)
+        let age = FrameHub.defaultSnapshotAge(interval: 0.04, encodeEveryFrame: false, meanEncode: mean, lead: lead)
         // Frame captured just before the encode started, request 15 ms late.
         #expect(0.04 + lead + 0.015 <= age, "lead \(lead), mean \(mean), age \(age)")
     }
