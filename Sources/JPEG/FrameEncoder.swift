@@ -145,8 +145,7 @@ public final class FrameEncoder {
     /// The strips a frame of `size` is cut into on the runner's threads: one, whole, without a runner.
     private func stripRows(_ size: FrameSize, _ subsampling: ChromaSubsampling) -> [Range<Int>] {
         guard let stripRunner else { return [0..<size.height] }
-        return JPEGStrips.rows(height: size.height, subsampling: subsampling,
-                               count: JPEGStrips.count(for: size, threads: stripRunner.threads))
+        return JPEGStrips.rows(for: size, subsampling: subsampling, threads: stripRunner.threads)
     }
 
     /// Encodes `rows.count` strips at once and joins them; where `converting` is given, each
@@ -154,7 +153,10 @@ public final class FrameEncoder {
     private func compressInStrips(planes bytes: UnsafeRawBufferPointer, _ planes: PlaneConversion.Planes, size: FrameSize,
                                   rows: [Range<Int>], converting: StripJob.Conversion?) throws(JPEGError) -> [UInt8] {
         guard let stripRunner else { return try encoder.compress(planes: bytes, planes, size: size, quality: quality) }
-        while stripEncoders.count < rows.count - 1 { stripEncoders.append(try JPEGEncoder()) }
+        while stripEncoders.count < rows.count - 1, let strip = try? JPEGEncoder() { stripEncoders.append(strip) }
+        guard stripEncoders.count >= rows.count - 1 else {  // TurboJPEG could not make another compressor
+            return try encoder.compress(planes: bytes, planes, size: size, quality: quality)
+        }
         let job = StripJob(bytes: bytes, planes: planes, size: size, rows: rows, quality: quality,
                            encoders: [encoder] + stripEncoders.prefix(rows.count - 1), converting: converting)
         stripRunner.run(rows.count) { job.encode($0) }
@@ -245,6 +247,6 @@ private final class StripJob: @unchecked Sendable {  // strip i touches only res
     func joined() -> [UInt8]? {
         let strips = results.compactMap { $0 }
         guard strips.count == rows.count else { return nil }
-        return JPEGStrips.join(strips, size: size, subsampling: planes.subsampling)
+        return JPEGStrips.join(strips, rows: rows, size: size, subsampling: planes.subsampling)
     }
 }

@@ -13,16 +13,30 @@ public enum JPEGStrips {
     /// Each strip at least this many pixels: below it the hand-off costs more than it saves.
     public static let minimumPixelsPerStrip = 100_000
 
-    /// How many strips an image of `size` is cut into with `threads` to run them.
-    public static func count(for size: FrameSize, threads: Int) -> Int {
-        max(1, min(threads, size.area / minimumPixelsPerStrip))
+    /// The rows of each strip a frame of `size` is cut into with `threads` to encode them:
+    /// one strip per thread where each holds at least `minimumPixelsPerStrip`, else fewer.
+    /// Where one strip's MCUs would not fit the 16-bit restart interval (a frame over 4096
+    /// wide in gray), more strips than threads; the runner encodes the rest in turn. One
+    /// strip, the whole frame, for an odd width in 4:2:2 or 4:2:0: TurboJPEG reads each luma
+    /// row one sample wider than the image (`tjPlaneWidth`), so a strip's last row would
+    /// read the next strip's first sample, which another thread may still be converting.
+    public static func rows(for size: FrameSize, subsampling: ChromaSubsampling, threads: Int) -> [Range<Int>] {
+        let whole = [0..<size.height]
+        var count = max(1, min(threads, size.area / minimumPixelsPerStrip))
+        guard count > 1, size.width % 2 == 0 || subsampling == .gray || subsampling == .s444 else { return whole }
+        var strips = rows(height: size.height, subsampling: subsampling, count: count)
+        while strips.count > 1, restartInterval(strips, width: size.width, subsampling: subsampling) > 0xFFFF {
+            count += 1
+            strips = rows(height: size.height, subsampling: subsampling, count: count)
+        }
+        return strips.count > 1 ? strips : whole
     }
 
     /// The rows of each of `count` strips of an image: every strip but the last the same
     /// whole number of MCU rows, since every restart interval but the last holds the same
     /// number of MCUs; the last takes what is left. Fewer strips where there are too few
     /// MCU rows for `count`.
-    public static func rows(height: Int, subsampling: ChromaSubsampling, count: Int) -> [Range<Int>] {
+    static func rows(height: Int, subsampling: ChromaSubsampling, count: Int) -> [Range<Int>] {
         let mcuHeight = subsampling.mcuSize.height
         let mcuRows = (height + mcuHeight - 1) / mcuHeight
         let perStrip = (mcuRows + max(count, 1) - 1) / max(count, 1)
@@ -32,18 +46,20 @@ public enum JPEGStrips {
         }
     }
 
-    /// Joins strips, each a whole JPEG of its rows encoded with the same settings, into
-    /// one JPEG of `size`. Nil when they cannot be joined: different tables (TurboJPEG's
+    /// The MCUs in one strip but the last: the restart interval of the joined JPEG.
+    static func restartInterval(_ strips: [Range<Int>], width: Int, subsampling: ChromaSubsampling) -> Int {
+        let mcu = subsampling.mcuSize
+        return (width + mcu.width - 1) / mcu.width * (strips[0].count / mcu.height)
+    }
+
+    /// Joins strips, each a whole JPEG of its `rows` (as `rows(for:subsampling:threads:)` cut
+    /// them) encoded with the same settings, into one JPEG of `size`. Nil when they cannot be joined: different tables (TurboJPEG's
     /// `TJ_OPTIMIZE` makes Huffman tables per image), restart markers of their own
     /// (`TJ_RESTART`), or a frame header that is not baseline; the caller encodes whole.
-    public static func join(_ strips: [[UInt8]], size: FrameSize, subsampling: ChromaSubsampling) -> [UInt8]? {
-        guard let first = strips.first, strips.count > 1, let layout = Layout(first) else { return nil }
-        let mcu = subsampling.mcuSize
-        let mcusPerRow = (size.width + mcu.width - 1) / mcu.width
-        let stripRows = rows(height: size.height, subsampling: subsampling, count: strips.count)
-        guard stripRows.count == strips.count else { return nil }
-        let interval = mcusPerRow * (stripRows[0].count / mcu.height)
-        guard strips.count <= 0xFFFF, interval > 0, interval <= 0xFFFF, size.height <= 0xFFFF else { return nil }
+    public static func join(_ strips: [[UInt8]], rows: [Range<Int>], size: FrameSize, subsampling: ChromaSubsampling) -> [UInt8]? {
+        guard let first = strips.first, strips.count > 1, rows.count == strips.count, let layout = Layout(first) else { return nil }
+        let interval = restartInterval(rows, width: size.width, subsampling: subsampling)
+        guard interval > 0, interval <= 0xFFFF, size.height <= 0xFFFF else { return nil }
 
         var joined = Array(first[..<layout.scan.offset])
         // The frame header's height (SOF0: precision, height, width) becomes the whole image's.
@@ -107,17 +123,6 @@ public enum JPEGStrips {
             let mine = frameHeader.payload, theirs = other.frameHeader.payload
             return bytes[mine.lowerBound] == strip[theirs.lowerBound]
                 && bytes[(mine.lowerBound + 3)..<mine.upperBound].elementsEqual(strip[(theirs.lowerBound + 3)..<theirs.upperBound])
-        }
-    }
-}
-
-extension ChromaSubsampling {
-    /// The pixels one MCU (minimum coded unit) covers.
-    var mcuSize: FrameSize {
-        switch self {
-        case .s444, .gray: return FrameSize(width: 8, height: 8)
-        case .s422: return FrameSize(width: 16, height: 8)
-        case .s420: return FrameSize(width: 16, height: 16)
         }
     }
 }

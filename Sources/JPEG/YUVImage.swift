@@ -15,6 +15,15 @@ public enum ChromaSubsampling: String, Hashable, Sendable, CaseIterable {
         }
     }
 
+    /// The pixels one MCU (minimum coded unit) of a JPEG covers.
+    var mcuSize: FrameSize {
+        switch self {
+        case .s444, .gray: return FrameSize(width: 8, height: 8)
+        case .s422: return FrameSize(width: 16, height: 8)
+        case .s420: return FrameSize(width: 16, height: 16)
+        }
+    }
+
     /// The size of a chroma plane for a luma plane of `size`.
     func chromaSize(_ size: FrameSize) -> FrameSize {
         switch self {

@@ -47,7 +47,7 @@ func stripBenchmark(folder: String, quality: Int, budget: Double) throws {
                 a.append(try round(whole))
                 b.append(try round(striped))
             }
-            let strips = JPEGStrips.count(for: size, threads: pool.threads)
+            let strips = JPEGStrips.rows(for: size, subsampling: .s422, threads: pool.threads).count
             let wholeWall = median(a.map(\.wall)), wholeCPU = median(a.map(\.cpu))
             let stripWall = median(b.map(\.wall)), stripCPU = median(b.map(\.cpu))
             if pool === pools.first {

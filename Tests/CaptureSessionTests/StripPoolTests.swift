@@ -1,12 +1,14 @@
 @testable import CaptureSession
 import Foundation
+import JPEG
 import Testing
+import VideoCore
 
 @Suite struct StripPoolTests {
     /// Which strips ran, how often, on which threads, and the most at once.
     final class Tally: @unchecked Sendable {  // all state is guarded by `lock`
         private let lock = NSLock()
-        private var running = 0
+        private(set) var running = 0
         private(set) var mostAtOnce = 0
         private(set) var calls: [Int: Int] = [:]
         private(set) var threads: Set<String> = []
@@ -26,15 +28,18 @@ import Testing
     }
 
     /// Every strip runs exactly once, some on the pool's threads at the same time as the
-    /// caller's, and `run` returns only after the last one.
+    /// caller's, and `run` returns only after the last one: the helpers' strips take longer
+    /// than the caller's, so a `run` that returned after its own would leave them running.
     @Test func everyStripRunsOnceAndRunReturnsAfterAll() {
         let pool = StripPool(threads: 3)
         let tally = Tally()
         pool.run(3) { index in
             tally.enter(index)
-            Thread.sleep(forTimeInterval: 0.05)
+            let helper = ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").hasPrefix("camd-strip")
+            Thread.sleep(forTimeInterval: helper ? 0.2 : 0.01)
             tally.leave()
         }
+        #expect(tally.running == 0, "run returned with strips still running")
         #expect(tally.calls == [0: 1, 1: 1, 2: 1])
         #expect(tally.mostAtOnce >= 2, "strips ran one after another")
         #expect(tally.threads.contains { $0.hasPrefix("camd-strip") })
@@ -62,7 +67,10 @@ import Testing
                 }
             }
         }
-        for tally in tallies { #expect(tally.calls == [0: 50, 1: 50, 2: 50, 3: 50]) }
+        for tally in tallies {
+            #expect(tally.calls == [0: 50, 1: 50, 2: 50, 3: 50])
+            #expect(tally.running == 0)
+        }
     }
 
     @Test func aPoolOfOneRunsStripsInTurnOnTheCaller() {
@@ -75,5 +83,23 @@ import Testing
         #expect(tally.calls == [0: 1, 1: 1, 2: 1])
         #expect(tally.mostAtOnce == 1)
         #expect(!tally.threads.contains { $0.hasPrefix("camd-strip") })
+    }
+
+    /// An encoder thread's `FrameEncoder` on the daemon's own kind of pool: a 720p frame in
+    /// three strips, which decodes to the pixels of the frame encoded whole.
+    @Test func anEncoderOnThePoolMakesTheJPEGOfTheWholeFrame() throws {
+        let layout = FrameLayout(format: .yuyv, size: FrameSize(width: 1280, height: 720), bytesPerLine: 2560, range: .limited)
+        var state: UInt32 = 7
+        let frame = (0..<(2560 * 720)).map { index -> UInt8 in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: index / 11 % 180 + Int(state >> 28))
+        }
+        let pool = StripPool(threads: 3)
+        let striped = try frame.withUnsafeBytes { try FrameEncoder(quality: 80, stripRunner: pool).encode($0, layout: layout) }
+        let whole = try frame.withUnsafeBytes { try FrameEncoder(quality: 80).encode($0, layout: layout) }
+        #expect(striped != whole)
+        #expect(zip(striped, striped.dropFirst()).contains { $0 == 0xFF && $1 == 0xDD }, "no restart interval: encoded whole")
+        let decoder = try JPEGDecoder()
+        #expect(try decoder.decodeRGB(striped).pixels == decoder.decodeRGB(whole).pixels)
     }
 }

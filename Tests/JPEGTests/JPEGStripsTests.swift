@@ -49,12 +49,23 @@ private func restartMarkers(_ jpeg: [UInt8]) -> [UInt8] {
         #expect(JPEGStrips.rows(height: 480, subsampling: subsampling, count: 2).count == 2)
     }
 
-    @Test func aFrameIsCutOnlyWhereEachStripIsLargeEnough() {
-        #expect(JPEGStrips.count(for: FrameSize(width: 640, height: 480), threads: 2) == 2)
-        #expect(JPEGStrips.count(for: FrameSize(width: 640, height: 480), threads: 4) == 3)
-        #expect(JPEGStrips.count(for: FrameSize(width: 1920, height: 1080), threads: 4) == 4)
-        #expect(JPEGStrips.count(for: FrameSize(width: 320, height: 240), threads: 4) == 1)
-        #expect(JPEGStrips.count(for: FrameSize(width: 1920, height: 1080), threads: 1) == 1)
+    @Test func aFrameIsCutOnlyWhereEachStripIsLargeEnoughAndCanBeJoined() {
+        func strips(_ width: Int, _ height: Int, _ subsampling: ChromaSubsampling = .s422, threads: Int) -> Int {
+            JPEGStrips.rows(for: FrameSize(width: width, height: height), subsampling: subsampling, threads: threads).count
+        }
+        #expect(strips(640, 480, threads: 2) == 2)
+        #expect(strips(640, 480, threads: 4) == 3)
+        #expect(strips(1920, 1080, .s420, threads: 4) == 4)
+        #expect(strips(320, 240, threads: 4) == 1)
+        #expect(strips(1920, 1080, threads: 1) == 1)
+        // An odd width in 4:2:x: a strip's last luma row would be read one sample into the next strip.
+        #expect(strips(1281, 722, .s420, threads: 3) == 1)
+        #expect(strips(1281, 722, .s422, threads: 3) == 1)
+        #expect(strips(1281, 722, .gray, threads: 3) == 3)
+        // 512 MCUs a row in gray: two strips of 135 MCU rows would need a restart interval of 69,120.
+        let wide = JPEGStrips.rows(for: FrameSize(width: 4096, height: 2160), subsampling: .gray, threads: 2)
+        #expect(wide.count == 3)
+        #expect(JPEGStrips.restartInterval(wide, width: 4096, subsampling: .gray) <= 0xFFFF)
     }
 
     static let layouts: [FrameLayout] = [
@@ -66,6 +77,9 @@ private func restartMarkers(_ jpeg: [UInt8]) -> [UInt8] {
         // Converted strip by strip, and an odd number of chroma rows: the last strip takes the extra one.
         FrameLayout(format: .yuv420, size: FrameSize(width: 1280, height: 722), bytesPerLine: 1280, range: .limited),
         FrameLayout(format: .grey, size: FrameSize(width: 1024, height: 768), bytesPerLine: 1024, range: .full),
+        FrameLayout(format: .grey, size: FrameSize(width: 1001, height: 769), bytesPerLine: 1001, range: .limited),  // odd, converted
+        // More strips than threads: in one strip, 512 MCUs a row would overflow the restart interval.
+        FrameLayout(format: .grey, size: FrameSize(width: 4096, height: 2160), bytesPerLine: 4096, range: .full),
     ]
 
     /// The strips joined decode, in TurboJPEG and in FFmpeg's own decoder, to exactly the
@@ -79,7 +93,8 @@ private func restartMarkers(_ jpeg: [UInt8]) -> [UInt8] {
         let striped = try frame.withUnsafeBytes {
             try FrameEncoder(quality: 80, stripRunner: ConcurrentRunner(threads: threads)).encode($0, layout: layout)
         }
-        let strips = JPEGStrips.count(for: layout.size, threads: threads)
+        let subsampling = try #require(PlaneConversion.subsampling(for: layout.format))
+        let strips = JPEGStrips.rows(for: layout.size, subsampling: subsampling, threads: threads).count
         #expect(strips > 1)
         #expect(restartMarkers(striped) == (0..<UInt8(strips - 1)).map { 0xD0 + $0 })
         #expect(restartMarkers(whole).isEmpty)
@@ -128,11 +143,12 @@ private func restartMarkers(_ jpeg: [UInt8]) -> [UInt8] {
         }
         let first = try strip(0, quality: 80), second = try strip(1, quality: 80)
         #expect(try JPEGDecoder().header(first).size == FrameSize(width: 640, height: 240))
-        #expect(JPEGStrips.join([first, second], size: size, subsampling: .s420) != nil)
-        #expect(JPEGStrips.join([first, try strip(1, quality: 60)], size: size, subsampling: .s420) == nil)
-        let joined = try #require(JPEGStrips.join([first, second], size: size, subsampling: .s420))
-        #expect(JPEGStrips.join([joined, second], size: size, subsampling: .s420) == nil, "a strip with a DRI of its own")
-        #expect(JPEGStrips.join([first], size: size, subsampling: .s420) == nil)
-        #expect(JPEGStrips.join([first, Array(second.dropLast(2))], size: size, subsampling: .s420) == nil, "no end of image")
+        func join(_ strips: [[UInt8]]) -> [UInt8]? { JPEGStrips.join(strips, rows: rows, size: size, subsampling: .s420) }
+        #expect(join([first, second]) != nil)
+        #expect(join([first, try strip(1, quality: 60)]) == nil)
+        let joined = try #require(join([first, second]))
+        #expect(join([joined, second]) == nil, "a strip with a DRI of its own")
+        #expect(JPEGStrips.join([first], rows: [0..<480], size: size, subsampling: .s420) == nil)
+        #expect(join([first, Array(second.dropLast(2))]) == nil, "no end of image")
     }
 }
