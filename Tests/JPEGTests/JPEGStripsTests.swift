@@ -99,6 +99,8 @@ private func restartMarkers(_ jpeg: [UInt8]) -> [UInt8] {
         #expect(restartMarkers(striped) == (0..<UInt8(strips - 1)).map { 0xD0 + $0 })
         #expect(restartMarkers(whole).isEmpty)
         #expect(striped != whole)
+        // As camd checks an MJPEG camera's frames: a JPEG made here is one it would pass on.
+        #expect((try? JPEGValidation.validate(striped).get()) == striped)
 
         let decoder = try JPEGDecoder()
         #expect(try decoder.header(striped) == decoder.header(whole))
