@@ -239,7 +239,9 @@ private final class StripJob: @unchecked Sendable {  // strip i touches only res
     }
 
     func encode(_ strip: Int) {
-        if let converting { PlaneConversion.convert(converting.source, layout: converting.layout, rows: rows[strip], into: converting.target) }
+        if let converting {
+            PlaneConversion.convert(converting.source, layout: converting.layout, rows: rows[strip], into: converting.target)
+        }
         let jpeg = try? encoders[strip].compress(planes: bytes, planes, size: size, rows: rows[strip], quality: quality)
         results[strip] = jpeg
     }

@@ -53,9 +53,10 @@ public enum JPEGStrips {
     }
 
     /// Joins strips, each a whole JPEG of its `rows` (as `rows(for:subsampling:threads:)` cut
-    /// them) encoded with the same settings, into one JPEG of `size`. Nil when they cannot be joined: different tables (TurboJPEG's
-    /// `TJ_OPTIMIZE` makes Huffman tables per image), restart markers of their own
-    /// (`TJ_RESTART`), or a frame header that is not baseline; the caller encodes whole.
+    /// them) encoded with the same settings, into one JPEG of `size`. Nil when they cannot
+    /// be joined: different tables (TurboJPEG's `TJ_OPTIMIZE` makes Huffman tables per
+    /// image), restart markers of their own (`TJ_RESTART`), or a frame header that is not
+    /// baseline; the caller encodes whole.
     public static func join(_ strips: [[UInt8]], rows: [Range<Int>], size: FrameSize, subsampling: ChromaSubsampling) -> [UInt8]? {
         guard let first = strips.first, strips.count > 1, rows.count == strips.count, let layout = Layout(first) else { return nil }
         let interval = restartInterval(rows, width: size.width, subsampling: subsampling)
