@@ -102,8 +102,7 @@ public final class FrameEncoder {
     }
 
     private func compress(_ image: YUVImage) throws(JPEGError) -> [UInt8] {
-        let planes = PlaneConversion.Planes(offsets: (0..<3).map(image.offset), strides: (0..<3).map(image.stride),
-                                            subsampling: image.subsampling)
+        let planes = image.planes
         var result: Result<[UInt8], JPEGError> = .failure(JPEGError("no image"))
         image.storage.withUnsafeBytes { storage in
             result = Result { () throws(JPEGError) -> [UInt8] in try compress(planes: storage, planes, size: image.size) }
@@ -130,8 +129,7 @@ public final class FrameEncoder {
             return try compress(planes)
         }
         planes.reshape(layout.size, subsampling)
-        let target = PlaneConversion.Planes(offsets: (0..<3).map(planes.offset), strides: (0..<3).map(planes.stride),
-                                            subsampling: subsampling)
+        let target = planes.planes
         var result: Result<[UInt8], JPEGError> = .failure(JPEGError("no image"))
         planes.storage.withUnsafeMutableBufferPointer { storage in
             result = Result { () throws(JPEGError) -> [UInt8] in

@@ -20,8 +20,7 @@ public final class JPEGEncoder {
 
     /// Encodes full-range planar Y'CbCr as is (`tjCompressFromYUVPlanes`), no RGB round trip.
     public func compress(_ image: YUVImage, quality: Int) throws(JPEGError) -> [UInt8] {
-        let planes = PlaneConversion.Planes(offsets: (0..<3).map(image.offset), strides: (0..<3).map(image.stride),
-                                            subsampling: image.subsampling)
+        let planes = image.planes
         var result: Result<[UInt8], JPEGError> = .failure(JPEGError("no image"))
         image.storage.withUnsafeBytes { storage in
             result = Result { () throws(JPEGError) -> [UInt8] in try compress(planes: storage, planes, size: image.size, quality: quality) }

@@ -66,6 +66,11 @@ public struct YUVImage: Sendable {
         plane == 0 ? size.height : subsampling.chromaSize(size).height
     }
 
+    /// Where its planes lie in `storage`, as the encoder reads planes.
+    public var planes: PlaneConversion.Planes {
+        PlaneConversion.Planes(offsets: (0..<3).map(offset), strides: (0..<3).map(stride), subsampling: subsampling)
+    }
+
     /// Where each plane starts in `storage`.
     public func offset(_ plane: Int) -> Int {
         switch plane {

@@ -156,8 +156,7 @@ private func restartMarkers(_ jpeg: [UInt8]) -> [UInt8] {
         let size = FrameSize(width: 640, height: 480)
         var image = YUVImage(size: size, subsampling: .s420)
         image.storage = texturedFrame(FrameLayout(format: .yuv420, size: size, bytesPerLine: 640, range: .full), seed: 2)
-        let planes = PlaneConversion.Planes(offsets: (0..<3).map(image.offset), strides: (0..<3).map(image.stride),
-                                            subsampling: .s420)
+        let planes = image.planes
         let rows = JPEGStrips.rows(height: 480, subsampling: .s420, count: 2)
         func strip(_ index: Int, quality: Int) throws -> [UInt8] {
             try image.storage.withUnsafeBytes { try JPEGEncoder().compress(planes: $0, planes, size: size, rows: rows[index], quality: quality) }
