@@ -18,11 +18,7 @@ func stripBenchmark(folder: String, quality: Int, budget: Double) throws {
     print(pad("size", 11) + pad("threads", 9) + pad("strips", 8) + pad("wall ms/JPEG", 14) + pad("wall ratio", 12)
           + pad("CPU ms/JPEG", 13) + pad("CPU ratio", 11) + "JPEG bytes")
     for size in sizes {
-        let path = "\(folder)/motorcycle-\(size).yuyv"
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
-        }
-        let frame = [UInt8](data)
+        let frame = try photograph(folder, size)
         let layout = FrameLayout(format: .yuyv, size: size, bytesPerLine: size.width * 2, range: .limited)
         let whole = try FrameEncoder(quality: quality)
         for pool in pools {

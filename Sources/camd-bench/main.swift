@@ -29,6 +29,15 @@ struct Measurement {
     func megapixelsPerSecond(_ size: FrameSize) -> Double { Double(frames * size.area) / seconds / 1e6 }
 }
 
+/// The photograph's frame of `size` (limited-range YUYV) that scripts/bench-frames.py wrote to `folder`.
+func photograph(_ folder: String, _ size: FrameSize) throws -> [UInt8] {
+    let path = "\(folder)/motorcycle-\(size).yuyv"
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
+    }
+    return [UInt8](data)
+}
+
 /// Runs `body` repeatedly for about `budget` seconds after a warm-up, and times it.
 func measure(budget: Double, _ body: () throws -> Int) rethrows -> Measurement {
     for _ in 0..<3 { _ = try body() }
@@ -141,15 +150,12 @@ func encoderBenchmark(folder: String, quality: Int, budget: Double) throws {
     print("format               size        camd path MP/s   floor MP/s   ratio   ratio range    rounds   camd ms/frame   floor ms/frame   JPEG bytes")
     for (format, label) in formats {
         for size in sizes {
-            let path = "\(folder)/motorcycle-\(size).yuyv"
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
-            }
-            let (frame, layout) = cameraFrame(fromYUYV: [UInt8](data), size: size, as: format)
+            let data = try photograph(folder, size)
+            let (frame, layout) = cameraFrame(fromYUYV: data, size: size, as: format)
             let encoder = try FrameEncoder(quality: quality)
             var planes = YUVImage()
             // RGB's floor: the same picture already planar (YU12), as for the YUV layouts.
-            let planar = format == .bgr24 ? cameraFrame(fromYUYV: [UInt8](data), size: size, as: .yuv420) : (bytes: frame, layout: layout)
+            let planar = format == .bgr24 ? cameraFrame(fromYUYV: data, size: size, as: .yuv420) : (bytes: frame, layout: layout)
             _ = planar.bytes.withUnsafeBytes { PlaneConversion.convert($0, layout: planar.layout, into: &planes) }
             let floorEncoder = try JPEGEncoder()
             var jpegBytes = 0
@@ -186,11 +192,7 @@ func thumbnailBenchmark(folder: String, quality: Int, budget: Double) throws {
           + pad("Y bytes/row", 13) + pad("JPEG bytes", 12) + "decode scale / note")
     let checker = try JPEGDecoder()
     for size in sizes {
-        let path = "\(folder)/motorcycle-\(size).yuyv"
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
-        }
-        let frame = [UInt8](data)
+        let frame = try photograph(folder, size)
         let layout = FrameLayout(format: .yuyv, size: size, bytesPerLine: size.width * 2, range: .limited)
         let encoder = try FrameEncoder(quality: quality)
         let pipeline = ImagePipeline()
