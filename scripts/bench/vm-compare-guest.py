@@ -32,7 +32,9 @@ from livestream import LiveMP4Stream, request as live_request  # noqa: E402
 DEV = "/dev/video0"
 SIZE, FORMAT, FPS, QUALITY, SKIP = "640x480", "YUYV", 25, 85, 5
 WORK = "/run/bench"
-PORT = 8080
+# µStreamer listens on a Unix socket in the guest's /run, as camd does, so that both are
+# asked the same way (issue 16 measures both on Unix sockets).
+USTREAMER = f"{WORK}/ustreamer.sock"
 T0 = time.time()
 
 
@@ -109,7 +111,7 @@ def camd_phase(args, every_frame=False):
 # ---------------------------------------------------------------- µStreamer
 
 def ustreamer_state():
-    return json.loads(call(("127.0.0.1", PORT), "GET", "/state", timeout=5)[2])["result"]
+    return json.loads(call(USTREAMER, "GET", "/state", timeout=5)[2])["result"]
 
 
 def ustreamer_snapshots(n, gap, warmup=5):
@@ -120,7 +122,7 @@ def ustreamer_snapshots(n, gap, warmup=5):
             time.sleep(gap)
         t = time.perf_counter()
         try:
-            code, headers, body = call(("127.0.0.1", PORT), "GET", "/snapshot", timeout=10)
+            code, headers, body = call(USTREAMER, "GET", "/snapshot", timeout=10)
             done = time.monotonic()
             ok = code == 200 and body.startswith(b"\xff\xd8")
             headers = dict(headers)
@@ -172,7 +174,7 @@ def ustreamer_stream(pid, window, warmup=3.0):
     counter = MultipartStream()  # counts parts in counter.frames
     received = [0]
     stop = threading.Event()
-    s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    s = camdclient.connect(USTREAMER, 10)
     s.sendall(b"GET /stream HTTP/1.1\r\nHost: localhost\r\n\r\n")
 
     def on_data(data):
@@ -209,7 +211,7 @@ def ustreamer_phase(args, then=None, log_name="ustreamer.log"):
     instead `then(proc, out)` (another phase's measurements of it)."""
     reset_fps()
     cmd = ["ustreamer", "-d", DEV, "-r", SIZE, "-m", FORMAT, "-f", str(FPS), "-q", str(QUALITY),
-           "-s", "127.0.0.1", "-p", str(PORT), "--exit-on-parent-death"]
+           "--unix", USTREAMER, "--unix-rm", "--exit-on-parent-death"]
     logf = open(os.path.join(args.out, log_name), "w")
     proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     out = {"command": " ".join(cmd)}
@@ -523,7 +525,7 @@ def poll_phase(args):
 
     def polled(proc, _):
         for period, count in POLL_PERIODS:
-            out["ustreamer"][period] = poll_client(("127.0.0.1", PORT), "/snapshot", period, count, proc.pid,
+            out["ustreamer"][period] = poll_client(USTREAMER, "/snapshot", period, count, proc.pid,
                                                    ustreamer_age, args.idle)
             log(f"ustreamer polled every {period} s: {out['ustreamer'][period]}")
         out["ustreamer"]["hwm_kib"] = vm_hwm_kib(proc.pid)
