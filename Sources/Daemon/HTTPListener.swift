@@ -82,9 +82,13 @@ public struct HTTPListener: Service {
         // shutdown_timeout cancelled the daemon.
         var servers: [NIOAsyncChannel<HTTP1Channel.Value, Never>] = []
         var helpers: [ServerQuiescingHelper] = []
+        // Every listener and every connection on one event loop. With the group's loops, a
+        // connection accepted on one loop was registered on the next, and the two loops woke
+        // each other four times before its request was read.
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
         for endpoint in endpoints {
-            let quiescing = ServerQuiescingHelper(group: MultiThreadedEventLoopGroup.singleton)
-            let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            let quiescing = ServerQuiescingHelper(group: loop)
+            let bootstrap = ServerBootstrap(group: loop)
                 .serverChannelOption(ChannelOptions.backlog, value: 256)
                 .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
                 .serverChannelInitializer { channel in

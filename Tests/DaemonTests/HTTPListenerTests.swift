@@ -1,4 +1,4 @@
-import ControlAPI
+@testable import ControlAPI
 @testable import Daemon
 import Foundation
 import Hummingbird
@@ -48,6 +48,23 @@ import Glibc
         }
     }
 
+    /// Every connection is served on one event loop, the listener's own: accepted on one
+    /// loop and registered on another, a connection cost four wakeups between the loops
+    /// before its request was read (issue 16: instructions and thread switches per answer).
+    @Test func everyConnectionIsServedOnOneEventLoop() async throws {
+        try await withListener(idleTimeout: .seconds(60)) { path, group in
+            var loops = Set<String>()
+            for _ in 0..<6 {
+                let client = try RawUnixClient(path: path)
+                let answer = try await client.request("GET /loop HTTP/1.1\r\nHost: camd\r\nConnection: close\r\n\r\n")
+                #expect(answer.hasPrefix("HTTP/1.1 200"))
+                loops.insert(String(answer.split(separator: "\r\n\r\n").last ?? ""))
+            }
+            #expect(loops.count == 1, "connections were served on \(loops.count) event loops: \(loops)")
+            await group.triggerGracefulShutdown()
+        }
+    }
+
     @Test func aTCPAddressThatCannotBeUsedIsAConfigurationError() async throws {
         // A port already taken by another socket of this process.
         let (taken, port) = try RunningDaemon.loopbackSocket(listening: true)
@@ -75,6 +92,7 @@ import Glibc
 
         let router = Router(context: CamdRequestContext.self)
         router.get("ping") { _, _ in "pong" }
+        router.get("loop") { _, context in context.channel.map { "\(ObjectIdentifier($0.eventLoop))" } ?? "none" }
         router.get("slow") { _, _ -> String in
             try await Task.sleep(for: .seconds(3))
             return "done"
