@@ -131,9 +131,9 @@ extension EXIF {
         .raw(tag, type: 5, count: UInt32(values.count), bytes: values.flatMap { le32($0.0) + le32($0.1) })
     }
 
-    /// The bytes an IFD of these fields takes: count, entries, next-IFD link, then values too big to sit inline.
-    static func ifdSize(_ fields: [Field]) -> Int {
-        2 + fields.count * 12 + 4 + fields.reduce(0) { $0 + $1.overflowSize }
+    /// The bytes an IFD of these entries takes: count, entries, next-IFD link, then values too big to sit inline.
+    static func ifdSize(_ entries: [Entry]) -> Int {
+        entries.reduce(2 + entries.count * 12 + 4) { $0 + $1.overflowSize }
     }
 }
 
