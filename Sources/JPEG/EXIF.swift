@@ -76,7 +76,7 @@ public struct EXIF: Hashable, Sendable {
         if let makeValue { ifd0.append(.text(0x010F, makeValue)) }
         if let model { ifd0.append(.text(0x0110, model == make ? makeValue ?? [] : Self.asciiValue(model))) }
         if let orientation { ifd0.append(Self.short(0x0112, orientation.rawValue)) }
-        ifd0.append(.text(0x0131, Self.asciiValue(software)))
+        ifd0.append(.ascii(0x0131, software))
         ifd0.append(.text(0x0132, dateTime))
         var exif: [Entry] = [
             .undefined(0x9000, Self.exifVersion),
@@ -138,40 +138,36 @@ public struct EXIF: Hashable, Sendable {
     }
 
     enum Entry {
-        case ascii(UInt16, String), long(UInt16, UInt32), undefined(UInt16, [UInt8])
-        /// Any other TIFF type, already encoded (SHORT, RATIONAL, BYTE: see EXIF+Orientation.swift).
+        case long(UInt16, UInt32), undefined(UInt16, [UInt8])
+        /// Any other TIFF type, already encoded (ASCII, SHORT, RATIONAL, BYTE: see EXIF+Orientation.swift).
         case raw(UInt16, type: UInt16, count: UInt32, bytes: [UInt8])
-        /// ASCII already encoded, its NUL included (the timestamps).
+        /// ASCII already encoded, its NUL included (the timestamps, `asciiValue`).
         static func text(_ tag: UInt16, _ value: [UInt8]) -> Entry { .raw(tag, type: 2, count: UInt32(value.count), bytes: value) }
+        /// A text as ASCII: its 7-bit characters and a NUL.
+        static func ascii(_ tag: UInt16, _ text: String) -> Entry { .text(tag, EXIF.asciiValue(text)) }
 
         var tag: UInt16 {
-            switch self { case .ascii(let t, _), .long(let t, _), .undefined(let t, _), .raw(let t, _, _, _): return t }
+            switch self { case .long(let t, _), .undefined(let t, _), .raw(let t, _, _, _): return t }
         }
-        /// The TIFF type: ASCII 2, LONG 4, UNDEFINED 7, or the raw entry's own.
+        /// The TIFF type: LONG 4, UNDEFINED 7, or the raw entry's own.
         var type: UInt16 {
             switch self {
-            case .ascii: return 2
             case .long: return 4
             case .undefined: return 7
             case .raw(_, let type, _, _): return type
             }
         }
-        /// How many values, for a value of `size` bytes: one LONG, the raw entry's own count,
-        /// else one a byte (ASCII: the characters kept, the 7-bit ones, and the NUL).
-        func count(bytes size: Int) -> UInt32 {
+        /// How many values: one LONG, one a byte of UNDEFINED, or the raw entry's own count.
+        var count: UInt32 {
             switch self {
             case .long: return 1
+            case .undefined(_, let bytes): return UInt32(bytes.count)
             case .raw(_, _, let count, _): return count
-            case .ascii, .undefined: return UInt32(size)
             }
         }
         /// The bytes the value takes.
         var byteCount: Int {
             switch self {
-            case .ascii(_, let text):
-                var kept = 1
-                for byte in text.utf8 where byte < 0x80 { kept += 1 }
-                return kept
             case .long: return 4
             case .undefined(_, let bytes), .raw(_, _, _, let bytes): return bytes.count
             }
@@ -183,9 +179,6 @@ public struct EXIF: Hashable, Sendable {
         }
         func appendValue(to out: inout [UInt8]) {
             switch self {
-            case .ascii(_, let text):
-                for byte in text.utf8 where byte < 0x80 { out.append(byte) }
-                out.append(0)
             case .long(_, let value): EXIF.appendLE32(value, to: &out)
             case .undefined(_, let bytes), .raw(_, _, _, let bytes): out += bytes
             }
@@ -197,13 +190,13 @@ public struct EXIF: Hashable, Sendable {
     private static func write(_ entries: [Entry], tiffStart: Int, into out: inout [UInt8]) {
         let inOrder = zip(entries, entries.dropFirst()).allSatisfy { $0.tag < $1.tag }
         let entries = inOrder ? entries : entries.sorted { $0.tag < $1.tag }
-        let sizes = entries.map(\.byteCount)
         var dataOffset = out.count - tiffStart + 2 + entries.count * 12 + 4
         appendLE16(entries.count, to: &out)
-        for (entry, size) in zip(entries, sizes) {
+        for entry in entries {
             appendLE16(Int(entry.tag), to: &out)
             appendLE16(Int(entry.type), to: &out)
-            appendLE32(entry.count(bytes: size), to: &out)
+            appendLE32(entry.count, to: &out)
+            let size = entry.byteCount
             if size <= 4 {
                 entry.appendValue(to: &out)
                 for _ in size..<4 { out.append(0) }
@@ -213,9 +206,9 @@ public struct EXIF: Hashable, Sendable {
             }
         }
         appendLE32(0, to: &out)  // no next IFD
-        for (entry, size) in zip(entries, sizes) where size > 4 {
+        for entry in entries where entry.byteCount > 4 {
             entry.appendValue(to: &out)
-            if size % 2 == 1 { out.append(0) }
+            if entry.byteCount % 2 == 1 { out.append(0) }
         }
     }
 
