@@ -84,6 +84,9 @@ public struct SnapshotStatus: Sendable, Codable, Hashable {
     /// Snapshots answered at once from a JPEG already made (ahead of a poll, for a stream,
     /// or for another snapshot), without waiting for an encode.
     public var answeredReady = 0
+    /// Of those, the ones the listener answered on its event loop (`CaptureSession.readySnapshot`),
+    /// without a turn of the camera's actor: polls with the camera's own image settings.
+    public var answeredOnEventLoop = 0
     /// JPEGs made just before a poll was due.
     public var madeAhead = 0
     /// JPEGs made ahead that no request took (the client stopped, or came too late).

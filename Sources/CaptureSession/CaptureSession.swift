@@ -2,6 +2,7 @@ import Foundation
 import JPEG
 import LibCamera
 import Logging
+import Synchronization
 import V4L2
 import Video
 import VideoCore
@@ -13,10 +14,13 @@ import VideoCore
 /// other cameras answer at once while this camera is slow or gone.
 public actor CaptureSession {
     public nonisolated let id: String
-    public private(set) var settings: CameraSettings
+    public private(set) var settings: CameraSettings {
+        didSet { refreshLoopView() }
+    }
     /// Every change is published to `events` as `camera_state`; set `reason` first, so it goes with it.
     public private(set) var state: SessionState = .idle {
         didSet {
+            refreshLoopView()
             guard state != oldValue else { return }
             events.publish(.cameraState(.init(camera: id, state: state, previous: oldValue, reason: reason)))
         }
@@ -35,8 +39,12 @@ public actor CaptureSession {
     private var worker: CaptureWorker?
     private var source: String?
     /// The camera's own name (V4L2's card name) once it has run, for EXIF; nil before.
-    public private(set) var card: String?
-    private var configuration: CaptureConfiguration?
+    public private(set) var card: String? {
+        didSet { refreshLoopView() }
+    }
+    private var configuration: CaptureConfiguration? {
+        didSet { refreshLoopView() }
+    }
     private var errors = 0
     private var lastError: String?
     private var lastErrorKind: String?
@@ -53,8 +61,23 @@ public actor CaptureSession {
     /// Configures take turns: each reads the settings the previous one left.
     private let configureTurn = TurnLock()
     /// A configure is restarting the device; requests for frames wait on `restartWaiters`.
-    private var restarting = false
+    private var restarting = false {
+        didSet { refreshLoopView() }
+    }
     private var restartWaiters: [CheckedContinuation<Void, Never>] = []
+    /// What a poll answered on the listener's event loop needs (`readySnapshot`), set by the
+    /// actor as it changes; nil while the camera is not running or is restarting.
+    private nonisolated let loopView = Mutex<LoopView?>(nil)
+    /// When `readySnapshot` last answered, for the idle watch (`lastUse` is the actor's).
+    private nonisolated let loopUse = Mutex<ContinuousClock.Instant?>(nil)
+
+    private struct LoopView: Sendable {
+        var image: ImageSettings
+        var location: EXIF.GPSPosition?
+        var card: String?
+        /// The configured frame interval, seconds; nil for the measured rate's.
+        var interval: Double?
+    }
 
     /// Warm-up frames skipped when a snapshot had to start the camera.
     public static let warmUpFrames = 3
@@ -278,6 +301,32 @@ public actor CaptureSession {
         } catch {
             throw .shuttingDown
         }
+    }
+
+    /// A snapshot answered at once on the caller's thread: what `renderedSnapshot(settings.image,
+    /// maxAge:)` answers without waiting, from the JPEG made ahead of a poll (or for a stream),
+    /// tagged with EXIF; the poll is learned as that one learns it. For the listener's event
+    /// loop, which must not wait: it takes no turn of the actor. Nil when the answer would wait
+    /// or render (the camera is not running or is restarting, its image settings change the
+    /// frame, no JPEG is new enough): `renderedSnapshot` answers then.
+    public nonisolated func readySnapshot(maxAge: Double? = nil) -> RenderedSnapshot? {
+        guard let view = loopView.withLock({ $0 }), view.image.isIdentity,
+              let frame = hub.readyFrame(maxAge: maxAge, interval: view.interval) else { return nil }
+        loopUse.withLock { $0 = .now }
+        let jpeg = view.image.tagged(frame.jpeg, size: frame.size, captureTime: frame.captureTime, card: view.card,
+                                     location: view.location, orientation: nil)
+        return RenderedSnapshot(jpeg: jpeg, size: frame.size, frameSize: frame.size, sequence: frame.sequence,
+                                captureTime: frame.captureTime, fromRawFrame: false)
+    }
+
+    private func refreshLoopView() {
+        var view: LoopView?
+        if state == .running, !restarting {
+            let configured = configuration?.interval?.seconds
+            view = LoopView(image: settings.image, location: settings.location, card: card,
+                            interval: configured.flatMap { $0 > 0 ? $0 : nil })
+        }
+        loopView.withLock { $0 = view }
     }
 
     /// The newest raw frame, captured no longer than `maxAge` seconds before the request,
@@ -514,6 +563,7 @@ public actor CaptureSession {
             },
             video: videoStatus(), restart: restart)
         status.snapshots.answeredReady = counters.snapshotsReady
+        status.snapshots.answeredOnEventLoop = counters.snapshotsOnLoop
         status.snapshots.madeAhead = counters.encodesAhead
         status.snapshots.madeAheadUnused = counters.encodesAheadUnused
         status.snapshots.pollPeriod = counters.pollPeriod.map { ($0 * 1000).rounded() / 1000 }
@@ -637,6 +687,7 @@ public actor CaptureSession {
         guard startedOnDemand, worker != nil else { return false }
         // A stream client, a recording, or a snapshot still waiting for a slow start or its frame, is use.
         if hub.subscriberCount > 0 || snapshotsInProgress > 0 || video.snapshot.consumers > 0 { lastUse = .now; return false }
+        if let answered = loopUse.withLock({ $0 }), answered > lastUse { lastUse = answered }
         return ContinuousClock.now - lastUse > .seconds(settings.idleStopSeconds)
     }
 

@@ -99,6 +99,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// Snapshots answered at once from a JPEG already made (ahead of a poll, for a
         /// stream, or for another snapshot), without waiting for an encode.
         var snapshotsReady = 0
+        /// Of those, the polls answered on the listener's event loop (`readyFrame`).
+        var snapshotsOnLoop = 0
         /// JPEGs made ahead of a poll expected at the learned period (`SnapshotCadence`),
         /// and those of them no request took (the client stopped, or came too late).
         var encodesAhead = 0
@@ -412,7 +414,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         let now = Self.monotonicNow()
         lastPlainDemand = now
         if poll { anticipateNextPoll(after: now) }
-        if let encoded = latestEncoded, encoded.monotonicTime >= notBefore, !encoded.overlaidOnly {
+        if let encoded = readyEncoded(notBefore: notBefore) {
             if poll { counters.snapshotsReady += 1 }
             if madeAhead?.generation == latestEncodedGeneration { madeAhead?.taken = true }
             return .ready(encoded)
@@ -421,6 +423,34 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         nextID &+= 1
         unadded.updateValue(nil, forKey: nextID)
         return .wait(nextID)
+    }
+
+    /// A poll's JPEG when one is ready now: what `freshFrame(notBefore:poll: true)` answers
+    /// at once, the poll recorded as it records it. `maxAge` nil is the default age for a
+    /// frame `interval` apart (nil: the measured rate's). Nil, with nothing recorded, when the
+    /// poll would have to wait: the caller then asks `frame(notBefore:timeout:poll:)` as
+    /// usual. For an answer on the listener's event loop (`CaptureSession.readySnapshot`),
+    /// which must not wait.
+    func readyFrame(maxAge: Double?, interval: Double?) -> EncodedFrame? {
+        condition.lock()
+        defer { condition.unlock() }
+        let now = Self.monotonicNow()
+        let rate = rateMeter.rate
+        let age = maxAge ?? defaultSnapshotAgeLocked(interval: interval ?? (rate > 0 ? 1 / rate : 0.2))
+        guard !closed, let encoded = readyEncoded(notBefore: now - age) else { return nil }
+        lastPlainDemand = now
+        anticipateNextPoll(after: now)
+        counters.snapshotsReady += 1
+        counters.snapshotsOnLoop += 1
+        if madeAhead?.generation == latestEncodedGeneration { madeAhead?.taken = true }
+        return encoded
+    }
+
+    /// The newest JPEG if it is of a frame captured at or after `notBefore` and shows the
+    /// frame as captured. Must be called with `condition` held.
+    private func readyEncoded(notBefore: Double) -> EncodedFrame? {
+        guard let encoded = latestEncoded, encoded.monotonicTime >= notBefore, !encoded.overlaidOnly else { return nil }
+        return encoded
     }
 
     /// Learns the period of snapshot requests and, when they come steadily, has the next
@@ -470,6 +500,11 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     func defaultSnapshotAge(interval: Double) -> Double {
         condition.lock()
         defer { condition.unlock() }
+        return defaultSnapshotAgeLocked(interval: interval)
+    }
+
+    /// `defaultSnapshotAge(interval:)`. Must be called with `condition` held.
+    private func defaultSnapshotAgeLocked(interval: Double) -> Double {
         let steady = cadence.period != nil && makesAhead
         return Self.defaultSnapshotAge(interval: interval, encodeEveryFrame: encodesEveryFrame,
                                        meanEncode: steady || encodesEveryFrame ? counters.meanEncodeSeconds ?? 0 : 0,

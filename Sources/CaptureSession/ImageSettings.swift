@@ -109,7 +109,7 @@ public struct ImageSettings: Sendable, Hashable {
     }
 
     /// EXIF: capture time, camera, pixel size, orientation (`rotate=exif`) and position.
-    private func tagged(_ jpeg: [UInt8], size: FrameSize, captureTime: Double, card: String?, location: EXIF.GPSPosition?,
+    func tagged(_ jpeg: [UInt8], size: FrameSize, captureTime: Double, card: String?, location: EXIF.GPSPosition?,
                         orientation: EXIF.Orientation?) -> [UInt8] {
         let known = size.width > 0 && size.height > 0
         var exif = EXIF(captureTime: captureTime, make: card, model: card,

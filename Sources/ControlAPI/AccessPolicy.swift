@@ -162,19 +162,13 @@ struct AccessMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: CamdRequestContext, next: (Request, CamdRequestContext) async throws -> Response) async throws -> Response {
         let overTCP = context.isTCP
-        let provenance = AccessPolicy.Provenance(
-            host: request.head.authority, origin: request.headers[.origin],
-            fetchSite: request.headers[HTTPField.Name("Sec-Fetch-Site")!], contentType: request.headers[.contentType],
-            hasBody: (request.headers[.contentLength].flatMap(Int.init) ?? 0) > 0 || request.headers[.transferEncoding] != nil)
+        let provenance = Self.provenance(request.head)
         if case .deny(let status, let code, let message) = policy.checkSite(method: request.method.rawValue, overTCP: overTCP, provenance) {
             logger.notice("refused \(request.method) \(request.uri.path) (\(code)): Host \(provenance.host ?? "none"), Origin \(provenance.origin ?? "none"), Sec-Fetch-Site \(provenance.fetchSite ?? "none")")
             throw APIError(HTTPResponse.Status(code: status), code, message)
         }
-        let credentials = Credentials(request.headers)
-        let session = overTCP ? credentials.sessionName.flatMap(sessions.session(named:)) : nil
-        let peer = overTCP || policy.readOnlyGroup == nil ? nil : await context.peer()
-        let identity = policy.identify(overTCP: overTCP, credentials: credentials, session: session, peer: peer,
-                                       peerGroups: peer.map { AccessPolicy.groups(ofProcess: $0.pid) } ?? [])
+        let peer = Self.needsPeer(policy, overTCP: overTCP) ? await context.peer() : nil
+        let identity = Self.identify(request.head, overTCP: overTCP, policy: policy, sessions: sessions, peer: peer)
         switch policy.decide(method: request.method.rawValue, path: request.uri.path, overTCP: overTCP, identity, peer: peer) {
         case .allow:
             var context = context
@@ -186,5 +180,28 @@ struct AccessMiddleware: RouterMiddleware {
         case .deny(let status, let code, let message):
             throw APIError(HTTPResponse.Status(code: status), code, message)
         }
+    }
+
+    /// What a request's head says about where it comes from (`AccessPolicy.checkSite`).
+    static func provenance(_ head: HTTPRequest) -> AccessPolicy.Provenance {
+        let headers = head.headerFields
+        return AccessPolicy.Provenance(
+            host: head.authority, origin: headers[.origin], fetchSite: headers[HTTPField.Name("Sec-Fetch-Site")!],
+            contentType: headers[.contentType],
+            hasBody: (headers[.contentLength].flatMap(Int.init) ?? 0) > 0 || headers[.transferEncoding] != nil)
+    }
+
+    /// Whether who is connected decides (SO_PEERCRED): on the Unix socket with a read-only group.
+    static func needsPeer(_ policy: AccessPolicy, overTCP: Bool) -> Bool {
+        !overTCP && policy.readOnlyGroup != nil
+    }
+
+    /// Who the caller of `head` is: its token or session over TCP, the peer's groups on the Unix socket.
+    static func identify(_ head: HTTPRequest, overTCP: Bool, policy: AccessPolicy, sessions: SessionStore,
+                         peer: PeerCredentials?) -> Result<AccessLevel, AccessPolicy.Refusal> {
+        let credentials = Credentials(head.headerFields)
+        let session = overTCP ? credentials.sessionName.flatMap(sessions.session(named:)) : nil
+        return policy.identify(overTCP: overTCP, credentials: credentials, session: session, peer: peer,
+                               peerGroups: peer.map { AccessPolicy.groups(ofProcess: $0.pid) } ?? [])
     }
 }

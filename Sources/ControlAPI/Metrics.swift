@@ -44,6 +44,8 @@ enum Metrics {
         family("camd_stream_clients", "gauge", "Connected live stream clients.", perCamera { Double($0.streamClients) })
         family("camd_snapshots_answered_ready_total", "counter", "Snapshots answered at once from a JPEG already made.",
                perCamera { Double($0.snapshots.answeredReady) })
+        family("camd_snapshots_answered_on_event_loop_total", "counter", "Of those, polls answered on the listener's event loop, with no task.",
+               perCamera { Double($0.snapshots.answeredOnEventLoop) })
         family("camd_snapshots_made_ahead_total", "counter", "JPEGs made just before a steadily polling client's request was due.",
                perCamera { Double($0.snapshots.madeAhead) })
         family("camd_snapshots_made_ahead_unused_total", "counter", "JPEGs made ahead of a poll that no request took.",

@@ -74,7 +74,8 @@ public enum CamdDaemon {
         let exitStatus = Mutex<Int32>(0)
         let listener = HTTPListener(endpoints: endpoints, router: buildRouter(services), logger: logger,
                                     readOnlyGroup: configuration.readOnlyGroup,
-                                    idleTimeout: .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))) {
+                                    idleTimeout: .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000)),
+                                    readySnapshots: ReadySnapshots(services)) {
             await readiness.mark(.listening)
         }
         let cameraService = CameraService(cameras: cameras, photos: photos, recorders: services.recorders, logger: logger) {

@@ -14,7 +14,10 @@ import Glibc
 /// or the socket systemd passes) and, when configured, on TCP.
 ///
 /// Hummingbird's own server cannot adopt an inherited socket, so this runs
-/// Hummingbird's HTTP/1 channel on NIO listeners it sets up itself.
+/// Hummingbird's HTTP/1 channel on NIO listeners it sets up itself. A connection starts
+/// as NIO's HTTP/1 pipeline alone: snapshot polls that a ready JPEG answers are answered
+/// there, on the event loop (`ReadySnapshotHandler`), and the connection becomes
+/// Hummingbird's, with a task, at its first request that needs the router (issue 16).
 public struct HTTPListener: Service {
     public enum Endpoint: Sendable, CustomStringConvertible {
         /// A listening socket passed by systemd (LISTEN_FDS).
@@ -36,6 +39,8 @@ public struct HTTPListener: Service {
     let responder: RouterResponder<CamdRequestContext>
     let logger: Logger
     let onListening: @Sendable () async -> Void
+    /// Snapshot polls answered on the event loop; nil: the router answers every request.
+    let readySnapshots: ReadySnapshots?
     /// A group given connect access to the Unix socket by an ACL entry (read-only API users).
     let readOnlyGroup: String?
     /// How long a connection may sit without a request before camd closes it; a
@@ -47,8 +52,10 @@ public struct HTTPListener: Service {
         maxHeaderFieldSize: 8 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)
 
     public init(endpoints: [Endpoint], router: Router<CamdRequestContext>, logger: Logger, readOnlyGroup: String? = nil,
-                idleTimeout: Duration = .seconds(60), onListening: @escaping @Sendable () async -> Void = {}) {
+                idleTimeout: Duration = .seconds(60), readySnapshots: ReadySnapshots? = nil,
+                onListening: @escaping @Sendable () async -> Void = {}) {
         self.endpoints = endpoints
+        self.readySnapshots = readySnapshots
         self.readOnlyGroup = readOnlyGroup
         self.idleTimeout = idleTimeout
         self.responder = router.buildResponder()
@@ -69,18 +76,22 @@ public struct HTTPListener: Service {
                 response = Response(status: .internalServerError)
             }
             try await writer.write(response: response.head, body: response.body)
-        }, configuration: {
-            var configuration = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(Int64(idleTimeout / .nanoseconds(1))))
-            configuration.httpDecoder = Self.headerLimits
-            return configuration
-        }())
+        })
+        // A connection gets a task only when a request needs the router: snapshot polls that a
+        // ready JPEG answers are answered on the event loop (`ReadySnapshotHandler`).
+        let (handedOver, handOver) = AsyncStream.makeStream(of: HTTP1Channel.Value.self)
+        let connections = ConnectionSetup(decoderLimits: Self.headerLimits, idleTimeout: idleTimeout, answers: readySnapshots,
+                                          logger: logger) { connection in
+            if case .terminated = handOver.yield(connection) { return false }
+            return true
+        }
         // On SIGTERM each quiescing helper closes its listener and tells every connection
         // to finish: idle keep-alive ones close at once, the others after their response
         // (live streams end when the cameras stop first). A helper serves exactly one server
         // channel (it keeps the first one it is given), so each endpoint gets its own: with one
         // shared, SIGTERM closed only the Unix socket and the TCP accept loop ran on until
         // shutdown_timeout cancelled the daemon.
-        var servers: [NIOAsyncChannel<HTTP1Channel.Value, Never>] = []
+        var servers: [any Channel] = []
         var helpers: [ServerQuiescingHelper] = []
         // Every listener and every connection on one event loop. With the group's loops, a
         // connection accepted on one loop was registered on the next, and the two loops woke
@@ -96,26 +107,32 @@ public struct HTTPListener: Service {
                         try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
                     }
                 }
-            servers.append(try await bind(endpoint, bootstrap, http))
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try connections.setUp(channel) }
+                }
+            do {
+                servers.append(try await bind(endpoint, bootstrap))
+            } catch {
+                for server in servers { try? await server.close() }
+                throw error
+            }
             helpers.append(quiescing)
             logger.info("listening on \(endpoint)")
         }
         await onListening()
         let listening = servers
         let quiescers = helpers
-        try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                for server in listening {
-                    group.addTask {
-                        try await server.executeThenClose { inbound in
-                            try await withThrowingDiscardingTaskGroup { connections in
-                                for try await connection in inbound {
-                                    connections.addTask { await http.handle(value: connection, logger: logger) }
-                                }
-                            }
-                        }
+        // The listeners closed (SIGTERM), no connection is handed over any more.
+        EventLoopFuture.andAllComplete(listening.map(\.closeFuture), on: loop).whenComplete { _ in handOver.finish() }
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                await withDiscardingTaskGroup { group in
+                    for await connection in handedOver {
+                        group.addTask { await http.handle(value: connection, logger: logger) }
                     }
                 }
+            } onCancel: {
+                for server in listening { server.close(promise: nil) }
             }
         } onGracefulShutdown: {
             // Bounded by the service group's shutdown_timeout; then the connections are cancelled.
@@ -124,25 +141,23 @@ public struct HTTPListener: Service {
         for case .unixSocket(let path, _, _) in endpoints { unlink(path) }
     }
 
-    private func bind(_ endpoint: Endpoint, _ bootstrap: ServerBootstrap, _ http: HTTP1Channel) async throws -> NIOAsyncChannel<HTTP1Channel.Value, Never> {
-        let setup: @Sendable (any Channel) -> EventLoopFuture<HTTP1Channel.Value> = { http.setup(channel: $0, logger: logger) }
+    private func bind(_ endpoint: Endpoint, _ bootstrap: ServerBootstrap) async throws -> any Channel {
         switch endpoint {
         case .inherited(let fd):
             if let readOnlyGroup, let path = SocketFile.boundPath(of: fd) {
                 var info = stat()
                 if stat(path, &info) == 0 { try SocketFile.grantGroup(path, group: readOnlyGroup, mode: UInt32(info.st_mode & 0o777)) }
             }
-            return try await bootstrap.bind(fd, childChannelInitializer: setup)
+            return try await bootstrap.withBoundSocket(fd).get()
         case .tcp(let host, let port):
             do {
-                return try await bootstrap.bind(host: host, port: port, childChannelInitializer: setup)
+                return try await bootstrap.bind(host: host, port: port).get()
             } catch let error as IOError {
                 throw TCPListenError(host: host, port: port, code: error.errnoCode)
             }
         case .unixSocket(let path, let mode, let group):
             try SocketFile.prepare(path)
-            let server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false,
-                                                  childChannelInitializer: setup)
+            let server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false).get()
             try SocketFile.setAccess(path, mode: mode, group: group)
             if let readOnlyGroup { try SocketFile.grantGroup(path, group: readOnlyGroup, mode: mode) }
             return server

@@ -336,11 +336,16 @@ final class TestConnection: Sendable {
     }
 
     private func readSome(limit: Double) throws -> String? {
+        try readBytes(limit: limit).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The bytes that come next, as they come; nil once the peer closed or after `limit` seconds.
+    func readBytes(limit: Double) throws -> [UInt8]? {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let deadline = ContinuousClock.now + .seconds(limit)
         while ContinuousClock.now < deadline {
             let got = Glibc.read(fd, &chunk, chunk.count)
-            if got > 0 { return String(decoding: chunk[..<got], as: UTF8.self) }
+            if got > 0 { return Array(chunk[..<got]) }
             if got == 0 { return nil }
             if errno != EAGAIN && errno != EINTR { return nil }
         }

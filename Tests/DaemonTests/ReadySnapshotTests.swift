@@ -1,0 +1,173 @@
+import CamdTestSupport
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Snapshot polls answered on the listener's event loop (issue 16: answer time), through
+/// the real `camd`: byte for byte the router's answer, only where the router would answer at
+/// once, never past the access rules, and in order with the requests the router answers.
+@Suite struct ReadySnapshotTests {
+    /// A frame younger than ten minutes: any JPEG already made answers it, so whether a
+    /// request is answered at once does not hang on an encoder's timing.
+    static let anyReadyFrame = "/v1/cameras/cam/snapshot?max_age_ms=600000"
+
+    @Test func aPollIsAnsweredOnTheEventLoopWithTheRoutersHeadersAndEXIF() async throws {
+        let daemon = try RunningDaemon(tcp: false)
+        defer { daemon.cleanUp() }
+        try await daemon.waitUntilServing()
+        let path = daemon.socketPath
+        try await onOwnThread {
+            // The router encodes the first; the next is answered from that JPEG on the loop.
+            let routed = try Self.get(.unix(path), "/v1/cameras/cam/snapshot?max_age_ms=0")
+            let before = try Self.answeredOnEventLoop(path)
+            let fast = try Self.get(.unix(path), Self.anyReadyFrame)
+            #expect(try Self.answeredOnEventLoop(path) == before + 1, "the poll was not answered on the event loop")
+
+            #expect(routed.status == 200 && fast.status == 200)
+            #expect(fast.headers.map(\.name) == routed.headers.map(\.name), "\(fast.headers) against \(routed.headers)")
+            #expect(fast.header("content-type") == "image/jpeg" && fast.header("cache-control") == "no-store")
+            #expect(fast.header("x-frame-size") == "320x240")
+            #expect(fast.header("content-length") == String(fast.body.count))
+            #expect(fast.body.starts(with: [0xFF, 0xD8]) && fast.body.suffix(2) == [0xFF, 0xD9])
+            // The same EXIF tags as the router writes (capture time, camera, pixel size).
+            let fastTags = EXIFReadBack.entries(in: fast.body), routedTags = EXIFReadBack.entries(in: routed.body)
+            #expect(!fastTags.isEmpty && Set(fastTags.keys) == Set(routedTags.keys), "\(fastTags.keys.sorted()) against \(routedTags.keys.sorted())")
+            // The frame it carries is the one the router made: the same sequence or a later one.
+            #expect((Int(fast.header("x-frame-sequence") ?? "") ?? -1) >= (Int(routed.header("x-frame-sequence") ?? "") ?? .max))
+        }
+    }
+
+    /// Requests on one keep-alive connection, sent at once: the loop answers the first, the
+    /// router the rest (the connection is the router's from its first request on), in order.
+    @Test func aKeepAliveConnectionGoesToTheRouterInOrder() async throws {
+        let daemon = try RunningDaemon(tcp: false)
+        defer { daemon.cleanUp() }
+        try await daemon.waitUntilServing()
+        let path = daemon.socketPath
+        try await onOwnThread {
+            _ = try Self.get(.unix(path), "/v1/cameras/cam/snapshot?max_age_ms=0")
+            let before = try Self.answeredOnEventLoop(path)
+            let connection = try TestConnection(.unix(path))
+            let request = { (target: String) in "GET \(target) HTTP/1.1\r\nHost: camd\r\n\r\n" }
+            try connection.send(request(Self.anyReadyFrame) + request(Self.anyReadyFrame) + request("/v1/status")
+                                + request(Self.anyReadyFrame))
+            var kinds: [String] = []
+            let reader = AnswerReader(connection)
+            for _ in 0..<4 {
+                let answer = try reader.next()
+                #expect(answer.status == 200)
+                kinds.append(answer.header("content-type") ?? "none")
+            }
+            #expect(kinds == ["image/jpeg", "image/jpeg", "application/json", "image/jpeg"], "\(kinds)")
+            // The first two on the loop; after the status, the router answers the last.
+            #expect(try Self.answeredOnEventLoop(path) == before + 2)
+        }
+    }
+
+    @Test func aConnectionCloseRequestIsAnsweredAndClosed() async throws {
+        let daemon = try RunningDaemon(tcp: false)
+        defer { daemon.cleanUp() }
+        try await daemon.waitUntilServing()
+        let path = daemon.socketPath
+        try await onOwnThread {
+            _ = try Self.get(.unix(path), "/v1/cameras/cam/snapshot?max_age_ms=0")
+            let before = try Self.answeredOnEventLoop(path)
+            let connection = try TestConnection(.unix(path))
+            try connection.send("GET \(Self.anyReadyFrame) HTTP/1.1\r\nHost: camd\r\nConnection: close\r\n\r\n")
+            let answer = try AnswerReader(connection).next()
+            #expect(answer.status == 200 && answer.body.count == Int(answer.header("content-length") ?? "") ?? -1)
+            _ = try connection.readToEnd(limit: 5)  // throws if the connection stays open
+            #expect(try Self.answeredOnEventLoop(path) == before + 1)
+        }
+    }
+
+    /// Over TCP with `tcp_token`, a poll without credentials is refused (401) even with a JPEG
+    /// ready, and one with the token is answered on the loop; a read-only token may poll too.
+    @Test func theAccessRulesComeFirst() async throws {
+        let daemon = try RunningDaemon(tcp: true, daemonLines: "tcp_token = \"full-secret\"\ntcp_view_token = \"view-secret\"\n")
+        defer { daemon.cleanUp() }
+        try await daemon.waitUntilServing()
+        let path = daemon.socketPath, port = try #require(daemon.tcpPort)
+        try await onOwnThread {
+            _ = try Self.get(.unix(path), "/v1/cameras/cam/snapshot?max_age_ms=0")
+            let before = try Self.answeredOnEventLoop(path)
+            let refused = try Self.get(.tcp(port), Self.anyReadyFrame)
+            #expect(refused.status == 401, "a poll without credentials was answered \(refused.status)")
+            let wrong = try Self.get(.tcp(port), Self.anyReadyFrame, headers: "Authorization: Bearer nope\r\n")
+            #expect(wrong.status == 401)
+            // Another site's page cannot make the loop answer what the router would refuse (421).
+            let rebound = try Self.get(.tcp(port), Self.anyReadyFrame, host: "evil.example",
+                                       headers: "Authorization: Bearer full-secret\r\n")
+            #expect(rebound.status == 421)
+            #expect(try Self.answeredOnEventLoop(path) == before, "a refused poll was counted as answered")
+            for token in ["full-secret", "view-secret"] {
+                let allowed = try Self.get(.tcp(port), Self.anyReadyFrame, headers: "Authorization: Bearer \(token)\r\n")
+                #expect(allowed.status == 200 && allowed.header("content-type") == "image/jpeg")
+            }
+            #expect(try Self.answeredOnEventLoop(path) == before + 2)
+        }
+    }
+
+    // MARK: a small HTTP/1.1 client that keeps the body's bytes
+
+    struct Answer {
+        var status: Int
+        var headers: [(name: String, value: String)]
+        var body: [UInt8]
+
+        func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+    }
+
+    static func get(_ endpoint: TestConnection.Endpoint, _ target: String, host: String? = nil, headers: String = "") throws -> Answer {
+        let connection = try TestConnection(endpoint)
+        try connection.send("GET \(target) HTTP/1.1\r\nHost: \(host ?? endpoint.host)\r\n\(headers)Connection: close\r\n\r\n")
+        return try AnswerReader(connection).next()
+    }
+
+    /// `snapshots.answered_on_event_loop` of camera `cam`, asked on the Unix socket.
+    static func answeredOnEventLoop(_ path: String) throws -> Int {
+        let answer = try get(.unix(path), "/v1/cameras/cam")
+        let json = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+        let status = json?["status"] as? [String: Any] ?? json ?? [:]
+        guard let snapshots = status["snapshots"] as? [String: Any], let count = snapshots["answered_on_event_loop"] as? Int else {
+            throw TestFailure("no snapshots.answered_on_event_loop in \(String(decoding: answer.body.prefix(400), as: UTF8.self))")
+        }
+        return count
+    }
+
+}
+
+/// Reads responses one after another from a connection, keeping the bytes of the next.
+final class AnswerReader {
+    let connection: TestConnection
+    private var pending: [UInt8] = []
+
+    init(_ connection: TestConnection) { self.connection = connection }
+
+    /// One response: its head, then Content-Length bytes of body.
+    func next() throws -> ReadySnapshotTests.Answer {
+        let marker = Array("\r\n\r\n".utf8)
+        while pending.firstRange(of: marker) == nil {
+            guard let more = try connection.readBytes(limit: 10) else { throw TestFailure("the connection ended before a response head") }
+            pending += more
+        }
+        let end = pending.firstRange(of: marker)!
+        let lines = String(decoding: pending[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let status = Int(lines[0].split(separator: " ").dropFirst().first ?? "") ?? 0
+        let headers = lines.dropFirst().compactMap { line -> (name: String, value: String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        let length = Int(headers.first { $0.name == "content-length" }?.value ?? "0") ?? 0
+        pending.removeSubrange(..<end.upperBound)
+        while pending.count < length {
+            guard let more = try connection.readBytes(limit: 10) else { throw TestFailure("the connection ended in a body") }
+            pending += more
+        }
+        let body = Array(pending.prefix(length))
+        pending.removeFirst(length)
+        return ReadySnapshotTests.Answer(status: status, headers: headers, body: body)
+    }
+}
