@@ -607,10 +607,12 @@ public actor CaptureSession {
         switch event {
         case .running(let name, let cardName, let configuration):
             self.reason = nil
-            self.state = sender.isStopping ? .stopping : .running
+            // The card and configuration first: a poll answered on the event loop once the
+            // state says running takes them (`readySnapshot`).
             self.source = name
             self.card = cardName
             self.configuration = configuration
+            self.state = sender.isStopping ? .stopping : .running
             logger.info("streaming \(name): \(configuration.layout)\(configuration.interval.map { " at \($0)" } ?? "")")
             video.setFrameRate(configuration.interval?.fps ?? settings.fps)
             settle()

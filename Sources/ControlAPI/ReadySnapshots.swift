@@ -12,7 +12,9 @@ import NIOCore
 /// Only what the route would answer at once, byte for byte the same: the camera's own
 /// image settings (no query but `max_age_ms`), a request the access rules allow from its
 /// head alone (`AccessMiddleware`'s own checks; not when the peer's groups decide), a JPEG
-/// new enough. Everything else, and every refusal, goes to the router (`answer` is nil).
+/// new enough. A poll that has to wait is answered by the router in a task, and the
+/// connection stays here (keep-alive pollers); everything else, and every refusal, makes the
+/// connection the router's.
 public struct ReadySnapshots: Sendable {
     let cameras: Cameras
     let policy: AccessPolicy
@@ -27,40 +29,56 @@ public struct ReadySnapshots: Sendable {
     static let prefix = "/v1/cameras/"
     static let suffix = "/snapshot"
 
-    /// The answer to `request` if it is a snapshot poll answered at once; nil for the router to answer.
-    public func answer(_ request: HTTPRequest, overTCP: Bool) -> (head: HTTPResponse, body: ByteBuffer)? {
+    public enum Outcome {
+        /// A snapshot poll, answered at once.
+        case answered(HTTPResponse, ByteBuffer)
+        /// A snapshot poll that needs a frame or an encode: the router answers it (a JPEG or an
+        /// error of a single buffer), and the connection may go on being served here.
+        case waits
+        /// Anything else, and a poll the access rules refuse: the connection is the router's.
+        case other
+    }
+
+    /// What becomes of `request`.
+    public func answer(_ request: HTTPRequest, overTCP: Bool) -> Outcome {
         guard request.method == .get, let target = request.path, let (id, query) = Self.camera(in: target),
-              let maxAge = Self.maxAge(query), let session: CaptureSession = cameras[id] else { return nil }
+              let maxAge = Self.maxAge(query), let session: CaptureSession = cameras[id] else { return .other }
         let path = Self.prefix + id + Self.suffix
         guard case .allow = policy.checkSite(method: "GET", overTCP: overTCP, AccessMiddleware.provenance(request)),
-              !AccessMiddleware.needsPeer(policy, overTCP: overTCP) else { return nil }
+              !AccessMiddleware.needsPeer(policy, overTCP: overTCP) else { return .other }
         let identity = AccessMiddleware.identify(request, overTCP: overTCP, policy: policy, sessions: sessions, peer: nil)
-        guard case .allow = policy.decide(method: "GET", path: path, overTCP: overTCP, identity),
-              let shot = session.readySnapshot(maxAge: maxAge) else { return nil }
+        guard case .allow = policy.decide(method: "GET", path: path, overTCP: overTCP, identity) else { return .other }
+        guard let shot = session.readySnapshot(maxAge: maxAge) else { return .waits }
         var headers = frameHeaders(shot)
         headers[.contentType] = "image/jpeg"
         headers[.cacheControl] = "no-store"
         headers[.contentLength] = String(shot.jpeg.count)
-        return (HTTPResponse(status: .ok, headerFields: headers), ByteBuffer(bytes: shot.jpeg))
+        return .answered(HTTPResponse(status: .ok, headerFields: headers), ByteBuffer(bytes: shot.jpeg))
     }
 
     /// The camera id and query of a request target `/v1/cameras/{id}/snapshot[?query]`; nil
-    /// for any other target, or an id the router would have to decode.
+    /// for any other target, or an id the router would have to decode. Read as bytes: this
+    /// runs for every request a connection starts with, and Foundation's `contains` on a
+    /// `Substring` alone cost more than the rest of the answer's routing.
     static func camera(in target: String) -> (id: String, query: Substring)? {
-        let question = target.firstIndex(of: "?") ?? target.endIndex
-        let path = target[..<question]
-        guard path.hasPrefix(prefix), path.hasSuffix(suffix), path.count > prefix.count + suffix.count else { return nil }
-        let id = path.dropFirst(prefix.count).dropLast(suffix.count)
-        guard !id.contains("/"), !id.contains("%") else { return nil }
-        return (String(id), question == target.endIndex ? "" : target[target.index(after: question)...])
+        let bytes = target.utf8
+        let question = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
+        let path = bytes[..<question]
+        guard path.count > prefix.utf8.count + suffix.utf8.count, path.starts(with: prefix.utf8),
+              path.reversed().starts(with: suffix.utf8.reversed()) else { return nil }
+        let id = path.dropFirst(prefix.utf8.count).dropLast(suffix.utf8.count)
+        guard !id.contains(UInt8(ascii: "/")), !id.contains(UInt8(ascii: "%")) else { return nil }
+        let query = question == bytes.endIndex ? Substring() : target[bytes.index(after: question)...]
+        return (String(Substring(id)), query)
     }
 
     /// The `max_age_ms` of a query that has nothing else, in seconds: `.some(nil)` for an
     /// empty query, nil for any other query (the router reads it, and answers a bad one).
     static func maxAge(_ query: Substring) -> Double?? {
         if query.isEmpty { return .some(nil) }
-        let name = "max_age_ms="
-        guard query.hasPrefix(name), let ms = Double(query.dropFirst(name.count)), ms >= 0, ms <= 3_600_000 else { return nil }
+        let name = "max_age_ms=".utf8
+        guard query.utf8.starts(with: name), let ms = Double(Substring(query.utf8.dropFirst(name.count))),
+              ms >= 0, ms <= 3_600_000 else { return nil }
         return .some(ms / 1000)
     }
 }

@@ -1,5 +1,6 @@
 import ControlAPI
 import Hummingbird
+import HTTPTypes
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -16,8 +17,9 @@ import Glibc
 /// Hummingbird's own server cannot adopt an inherited socket, so this runs
 /// Hummingbird's HTTP/1 channel on NIO listeners it sets up itself. A connection starts
 /// as NIO's HTTP/1 pipeline alone: snapshot polls that a ready JPEG answers are answered
-/// there, on the event loop (`ReadySnapshotHandler`), and the connection becomes
-/// Hummingbird's, with a task, at its first request that needs the router (issue 16).
+/// there, on the event loop, and polls that wait for a frame by the router in a task
+/// (`ReadySnapshotHandler`); the connection becomes Hummingbird's, with a task of its own,
+/// at its first other request (issue 16).
 public struct HTTPListener: Service {
     public enum Endpoint: Sendable, CustomStringConvertible {
         /// A listening socket passed by systemd (LISTEN_FDS).
@@ -78,11 +80,12 @@ public struct HTTPListener: Service {
             try await writer.write(response: response.head, body: response.body)
         })
         // A connection gets a task only when a request needs the router: snapshot polls that a
-        // ready JPEG answers are answered on the event loop (`ReadySnapshotHandler`).
-        let (handedOver, handOver) = AsyncStream.makeStream(of: HTTP1Channel.Value.self)
+        // ready JPEG answers are answered on the event loop, and those that wait for a frame by
+        // the router in a task of their own (`ReadySnapshotHandler`).
+        let (work, submit) = AsyncStream.makeStream(of: ListenerWork.self)
         let connections = ConnectionSetup(decoderLimits: Self.headerLimits, idleTimeout: idleTimeout, answers: readySnapshots,
-                                          logger: logger) { connection in
-            if case .terminated = handOver.yield(connection) { return false }
+                                          logger: logger) { item in
+            if case .terminated = submit.yield(item) { return false }
             return true
         }
         // On SIGTERM each quiescing helper closes its listener and tells every connection
@@ -123,12 +126,17 @@ public struct HTTPListener: Service {
         let listening = servers
         let quiescers = helpers
         // The listeners closed (SIGTERM), no connection is handed over any more.
-        EventLoopFuture.andAllComplete(listening.map(\.closeFuture), on: loop).whenComplete { _ in handOver.finish() }
+        EventLoopFuture.andAllComplete(listening.map(\.closeFuture), on: loop).whenComplete { _ in submit.finish() }
         await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
                 await withDiscardingTaskGroup { group in
-                    for await connection in handedOver {
-                        group.addTask { await http.handle(value: connection, logger: logger) }
+                    for await item in work {
+                        switch item {
+                        case .connection(let connection):
+                            group.addTask { await http.handle(value: connection, logger: logger) }
+                        case .route(let request, let channel, let answer):
+                            group.addTask { answer.completeWith(await Self.route(request, on: channel, responder, logger)) }
+                        }
                     }
                 }
             } onCancel: {
@@ -139,6 +147,29 @@ public struct HTTPListener: Service {
             for quiescing in quiescers { quiescing.initiateShutdown(promise: nil) }
         }
         for case .unixSocket(let path, _, _) in endpoints { unlink(path) }
+    }
+
+    /// The router's answer to a snapshot poll taken off a connection (`ListenerWork.route`): a
+    /// JPEG or an error, gathered into one buffer.
+    private static func route(_ head: HTTPRequest, on channel: any Channel, _ responder: RouterResponder<CamdRequestContext>,
+                              _ logger: Logger) async -> Result<(HTTPResponse, ByteBuffer), any Error> {
+        let context = CamdRequestContext(source: .init(channel: channel, logger: logger))
+        let response: Response
+        do {
+            response = try await responder.respond(to: Request(head: head, body: RequestBody(buffer: ByteBuffer())), context: context)
+        } catch {
+            logger.error("unhandled error for \(head.method) \(head.path ?? ""): \(error)")
+            response = Response(status: .internalServerError)
+        }
+        var answer = response.head
+        let body = GatheredBody()
+        do {
+            try await response.body.write(body)
+        } catch {
+            return .failure(error)
+        }
+        if answer.headerFields[.contentLength] == nil { answer.headerFields[.contentLength] = String(body.storage.buffer.readableBytes) }
+        return .success((answer, body.storage.buffer))
     }
 
     private func bind(_ endpoint: Endpoint, _ bootstrap: ServerBootstrap) async throws -> any Channel {
@@ -163,4 +194,19 @@ public struct HTTPListener: Service {
             return server
         }
     }
+}
+
+/// A response body written into one buffer (`HTTPListener.route`: a snapshot or an error).
+private struct GatheredBody: ResponseBodyWriter {
+    final class Storage {
+        var buffer = ByteBuffer()
+    }
+    let storage = Storage()
+
+    mutating func write(_ buffer: ByteBuffer) async throws {
+        var buffer = buffer
+        storage.buffer.writeBuffer(&buffer)
+    }
+
+    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
 }

@@ -7,18 +7,26 @@ import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 
+/// What a connection's handler asks of the listener's task group.
+enum ListenerWork: Sendable {
+    /// A connection handed to Hummingbird, for a task of its own.
+    case connection(HTTP1Channel.Value)
+    /// A snapshot poll the router answers (it waits for a frame or an encode); the answer,
+    /// a single buffer, goes to `answer` and the connection stays with its handler.
+    case route(HTTPRequest, any Channel, EventLoopPromise<(HTTPResponse, ByteBuffer)>)
+}
+
 /// A new connection's pipeline, as Hummingbird's `HTTP1Channel` sets it up (the same codec,
 /// limits, idle timeout and keep-alive handling), with `ReadySnapshotHandler` last instead of
-/// the `NIOAsyncChannel` and the task per connection: those are added when the first request
-/// that needs the router comes, and a client that only polls snapshots never needs them.
+/// the `NIOAsyncChannel` and the task per connection: those are added when a request that
+/// needs the router comes, and a client that only polls snapshots never needs them.
 struct ConnectionSetup: Sendable {
     let decoderLimits: HTTP1Channel.Configuration.DecoderConfiguration
     let idleTimeout: Duration
     let answers: ReadySnapshots?
     let logger: Logger
-    /// Takes a connection handed to Hummingbird (the listener gives it a task); false when
-    /// the listener has stopped taking connections.
-    let handOver: @Sendable (HTTP1Channel.Value) -> Bool
+    /// Gives the listener's task group work; false when the listener has stopped taking it.
+    let submit: @Sendable (ListenerWork) -> Bool
 
     func setUp(_ channel: any Channel) throws {
         var limits = NIOHTTPDecoderLimitConfiguration()
@@ -31,14 +39,18 @@ struct ConnectionSetup: Sendable {
                                                  withDecoderLimitConfiguration: limits)
         try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
         try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
-        try pipeline.addHandler(ReadySnapshotHandler(answers: answers, handOver: handOver))
+        try pipeline.addHandler(ReadySnapshotHandler(answers: answers, submit: submit))
     }
 }
 
-/// Answers snapshot polls that `ReadySnapshots` can answer at once, on the event loop, until
-/// a request needs the router: then wraps the connection in a `NIOAsyncChannel` (its handler
-/// goes after this one), gives it to Hummingbird (`handOver`) and passes that request and
-/// everything after it on, so requests are still answered in order.
+/// Serves a connection's snapshot polls on the event loop: those a ready JPEG answers
+/// (`ReadySnapshots`) at once, those that must wait for a frame through the router in a task,
+/// the connection staying here, so a keep-alive poller is answered at once from its next poll
+/// on. At the first other request it wraps the connection in a `NIOAsyncChannel` (whose handler
+/// goes after this one), gives it to Hummingbird and passes that request and everything after
+/// it on, so requests are answered in order. A client that reads nothing while it sends polls
+/// is handed over too, at the first poll that finds the connection not writable: NIOAsyncChannel
+/// stops reading then, this handler does not.
 /// `HTTPConnectionStateHandler` is before it, so the idle timeout, the end of a keep-alive
 /// connection at shutdown and its request count see this handler's requests and answers too.
 final class ReadySnapshotHandler: ChannelInboundHandler {
@@ -47,60 +59,144 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPResponsePart
 
     private enum State {
-        /// Between requests, or reading one it will pass on.
+        /// Between requests.
         case idle
         /// Reading a request it answers: the answer is written at the request's end.
         case answering(HTTPResponse, ByteBuffer, close: Bool)
+        /// The router is answering a poll; parts that come meanwhile wait in `held`.
+        case routing(close: Bool)
+        /// It answered a request with `Connection: close`: nothing more is read.
+        case closing
         /// The connection is Hummingbird's.
         case handedOver
     }
 
     private let answers: ReadySnapshots?
-    private let handOver: @Sendable (HTTP1Channel.Value) -> Bool
+    private let submit: @Sendable (ListenerWork) -> Bool
     private var state = State.idle
-    private var overTCP = false
+    /// Whether the connection came over TCP; nil when its address is unknown (then the
+    /// router answers, which looks at the connection itself).
+    private var overTCP: Bool?
+    /// Requests sent behind a poll the router is answering, passed on once it is answered.
+    private var held: [HTTPRequestPart] = []
     /// The last answer written, so a close waits for it to be sent.
     private var lastWrite: EventLoopFuture<Void>?
 
-    init(answers: ReadySnapshots?, handOver: @escaping @Sendable (HTTP1Channel.Value) -> Bool) {
+    init(answers: ReadySnapshots?, submit: @escaping @Sendable (ListenerWork) -> Bool) {
         self.answers = answers
-        self.handOver = handOver
+        self.submit = submit
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if case .unixDomainSocket = context.channel.localAddress { overTCP = false } else { overTCP = true }
+        switch context.channel.localAddress {
+        case .unixDomainSocket: overTCP = false
+        case .v4, .v6: overTCP = true
+        case nil: overTCP = nil
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch (state, unwrapInboundIn(data)) {
+        read(unwrapInboundIn(data), context: context)
+    }
+
+    private func read(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+        switch (state, part) {
         case (.handedOver, _):
-            context.fireChannelRead(data)
+            context.fireChannelRead(wrapInboundOut(part))
+        case (.closing, _):
+            break
+        case (.routing, _):
+            held.append(part)
         case (.idle, .head(let request)):
-            if let (head, body) = answers?.answer(request, overTCP: overTCP) {
-                state = .answering(head, body, close: request.headerFields[.connection]?.lowercased() == "close")
-            } else if handToHummingbird(context) {
-                context.fireChannelRead(data)
+            let close = request.headerFields[.connection]?.lowercased() == "close"
+            switch answerable(request, context) {
+            case .answered(let head, let body):
+                state = .answering(head, body, close: close)
+            case .waits:
+                route(request, close: close, context)
+            case .other:
+                if handToHummingbird(context) { context.fireChannelRead(wrapInboundOut(part)) }
             }
         case (.answering(let head, let body, let close), .end):
-            state = .idle
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            context.write(wrapOutboundOut(.body(body)), promise: nil)
-            let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-            lastWrite = written
-            if close { closeAfter(written, context) }
-        case (.answering, .body), (.answering, .head), (.idle, .body), (.idle, .end):
+            write(head, body, close: close, context)
+        case (.answering, _), (.idle, .body), (.idle, .end):
             // A body with a snapshot's GET is read and dropped, as the router drops it; the
             // decoder never gives a head before the previous request's end, nor parts without a head.
             break
         }
     }
 
+    /// What becomes of a request: the answer at once, the router's answer in a task, or the
+    /// connection handed over. A client that is not reading its answers is handed over.
+    private func answerable(_ request: HTTPRequest, _ context: ChannelHandlerContext) -> ReadySnapshots.Outcome {
+        guard let answers, let overTCP, context.channel.isWritable else { return .other }
+        return answers.answer(request, overTCP: overTCP)
+    }
+
+    /// Has the router answer a poll in the listener's task group; the request's end and
+    /// anything after it are held until the answer is written.
+    private func route(_ request: HTTPRequest, close: Bool, _ context: ChannelHandlerContext) {
+        let promise = context.eventLoop.makePromise(of: (HTTPResponse, ByteBuffer).self)
+        guard submit(.route(request, context.channel, promise)) else {
+            promise.fail(ChannelError.ioOnClosedChannel)
+            return closing(context)
+        }
+        state = .routing(close: close)
+        // Nothing more is read until the answer is written: what came in the same read waits in `held`.
+        context.channel.setAutoRead(false)
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        promise.futureResult.whenComplete { result in
+            let (handler, context) = loopBound.value
+            handler.routed(result, context)
+        }
+    }
+
+    private func routed(_ result: Result<(HTTPResponse, ByteBuffer), any Error>, _ context: ChannelHandlerContext) {
+        guard case .routing(let close) = state else { return }
+        context.channel.setAutoRead(true)
+        guard case .success(let (head, body)) = result else { return closing(context) }
+        // The poll's own end was held with anything sent after it: drop the end, pass the rest.
+        var rest = held
+        held = []
+        if let end = rest.firstIndex(where: { if case .end = $0 { true } else { false } }) {
+            rest.removeSubrange(...end)
+        }
+        write(head, body, close: close, context)
+        for part in rest { read(part, context: context) }
+        // Passed on outside a read: Hummingbird's handler takes them at the end of one.
+        if case .handedOver = state, !rest.isEmpty { context.fireChannelReadComplete() }
+    }
+
+    private func write(_ head: HTTPResponse, _ body: ByteBuffer, close: Bool, _ context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        lastWrite = written
+        if close {
+            // As Hummingbird ends a `Connection: close` exchange: read nothing more, send the
+            // answer, close the output, and let the client close.
+            state = .closing
+            let channel = context.channel
+            written.whenComplete { _ in channel.close(mode: .output, promise: nil) }
+        } else {
+            state = .idle
+        }
+    }
+
+    private func closing(_ context: ChannelHandlerContext) {
+        state = .closing
+        context.close(promise: nil)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A request the decoder cannot read: Hummingbird answers it (400) and closes.
-        if case .handedOver = state {
+        switch state {
+        case .handedOver:
             context.fireErrorCaught(error)
-        } else if handToHummingbird(context) {
-            context.fireErrorCaught(error)
+        case .idle:
+            // A request the decoder cannot read: Hummingbird answers it (400) and closes.
+            if handToHummingbird(context) { context.fireErrorCaught(error) }
+        case .answering, .routing, .closing:
+            closing(context)
         }
     }
 
@@ -108,9 +204,15 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         if case .handedOver = state {
             return context.fireUserInboundEventTriggered(event)
         }
-        // The client will send nothing more: close once the answers written are sent.
+        // The client will send nothing more: close once the answers written are sent (a poll
+        // the router is answering closes the connection when it is written).
         if let event = event as? ChannelEvent, event == .inputClosed {
-            return closeAfter(lastWrite ?? context.eventLoop.makeSucceededVoidFuture(), context)
+            if case .routing(_) = state {
+                state = .routing(close: true)
+                return
+            }
+            let channel = context.channel
+            return (lastWrite ?? context.eventLoop.makeSucceededVoidFuture()).whenComplete { _ in channel.close(promise: nil) }
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -119,17 +221,19 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     /// when that fails or the listener no longer takes connections.
     private func handToHummingbird(_ context: ChannelHandlerContext) -> Bool {
         state = .handedOver
-        do {
-            let value = try HTTP1Channel.Value(wrappingChannelSynchronously: context.channel,
-                                               configuration: .init(isOutboundHalfClosureEnabled: true))
-            if handOver(value) { return true }
-        } catch {}
+        if context.channel.isActive, let value = try? HTTP1Channel.Value(
+            wrappingChannelSynchronously: context.channel, configuration: .init(isOutboundHalfClosureEnabled: true)),
+           submit(.connection(value)) {
+            return true
+        }
         context.close(promise: nil)
         return false
     }
+}
 
-    private func closeAfter(_ written: EventLoopFuture<Void>, _ context: ChannelHandlerContext) {
-        let channel = context.channel
-        written.whenComplete { _ in channel.close(promise: nil) }
+extension Channel {
+    /// Sets `autoRead` on the channel's own event loop.
+    fileprivate func setAutoRead(_ on: Bool) {
+        try? syncOptions?.setOption(ChannelOptions.autoRead, value: on)
     }
 }

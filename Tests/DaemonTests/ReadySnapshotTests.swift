@@ -39,9 +39,10 @@ import Glibc
         }
     }
 
-    /// Requests on one keep-alive connection, sent at once: the loop answers the first, the
-    /// router the rest (the connection is the router's from its first request on), in order.
-    @Test func aKeepAliveConnectionGoesToTheRouterInOrder() async throws {
+    /// Requests on one keep-alive connection, sent at once: a poll that waits for a new frame
+    /// (the router answers it, in a task), two answered on the loop, then a status that makes
+    /// the connection the router's, which answers the last poll: in order.
+    @Test func aKeepAliveConnectionIsAnsweredInOrder() async throws {
         let daemon = try RunningDaemon(tcp: false)
         defer { daemon.cleanUp() }
         try await daemon.waitUntilServing()
@@ -51,18 +52,76 @@ import Glibc
             let before = try Self.answeredOnEventLoop(path)
             let connection = try TestConnection(.unix(path))
             let request = { (target: String) in "GET \(target) HTTP/1.1\r\nHost: camd\r\n\r\n" }
-            try connection.send(request(Self.anyReadyFrame) + request(Self.anyReadyFrame) + request("/v1/status")
-                                + request(Self.anyReadyFrame))
+            try connection.send(request("/v1/cameras/cam/snapshot?max_age_ms=0") + request(Self.anyReadyFrame)
+                                + request(Self.anyReadyFrame) + request("/v1/status") + request(Self.anyReadyFrame))
             var kinds: [String] = []
+            var sequences: [Int] = []
             let reader = AnswerReader(connection)
-            for _ in 0..<4 {
+            for _ in 0..<5 {
                 let answer = try reader.next()
                 #expect(answer.status == 200)
                 kinds.append(answer.header("content-type") ?? "none")
+                if let sequence = answer.header("x-frame-sequence").flatMap(Int.init) { sequences.append(sequence) }
             }
-            #expect(kinds == ["image/jpeg", "image/jpeg", "application/json", "image/jpeg"], "\(kinds)")
-            // The first two on the loop; after the status, the router answers the last.
+            #expect(kinds == ["image/jpeg", "image/jpeg", "image/jpeg", "application/json", "image/jpeg"], "\(kinds)")
+            #expect(sequences == sequences.sorted(), "frames out of order: \(sequences)")
+            // The second and third on the loop: the connection stayed after the first.
             #expect(try Self.answeredOnEventLoop(path) == before + 2)
+        }
+    }
+
+    /// A keep-alive client polling at the default age: its first poll waits for an encode,
+    /// and the connection stays with the loop, which answers the next from a ready JPEG.
+    @Test func aKeepAlivePollerStaysOnTheLoop() async throws {
+        let daemon = try RunningDaemon(tcp: false)
+        defer { daemon.cleanUp() }
+        try await daemon.waitUntilServing()
+        let path = daemon.socketPath
+        try await onOwnThread {
+            let before = try Self.answeredOnEventLoop(path)
+            let connection = try TestConnection(.unix(path))
+            let reader = AnswerReader(connection)
+            try connection.send("GET /v1/cameras/cam/snapshot?max_age_ms=0 HTTP/1.1\r\nHost: camd\r\n\r\n")
+            let first = try reader.next()
+            #expect(first.status == 200 && first.header("content-type") == "image/jpeg")
+            try connection.send("GET \(Self.anyReadyFrame) HTTP/1.1\r\nHost: camd\r\n\r\n")
+            let second = try reader.next()
+            #expect(second.status == 200 && second.header("content-type") == "image/jpeg")
+            #expect(try Self.answeredOnEventLoop(path) == before + 1, "the connection left the loop after a poll that waited")
+            // A poll the router refuses (an unknown parameter) is answered, and the connection goes on.
+            try connection.send("GET /v1/cameras/cam/snapshot?nonsense=1 HTTP/1.1\r\nHost: camd\r\n\r\n")
+            #expect(try reader.next().status == 400)
+            try connection.send("GET /v1/cameras/cam/snapshot HTTP/1.1\r\nHost: camd\r\nConnection: close\r\n\r\n")
+            #expect(try reader.next().status == 200)
+            _ = try connection.readToEnd(limit: 5)
+        }
+    }
+
+    /// A client that sends polls and reads no answer: the loop stops answering once the
+    /// connection stops taking writes, and the router (which stops reading then) has the rest;
+    /// every answer still comes, in order, once the client reads.
+    @Test func aClientThatDoesNotReadIsHandedOver() async throws {
+        let daemon = try RunningDaemon(tcp: false)
+        defer { daemon.cleanUp() }
+        try await daemon.waitUntilServing()
+        let path = daemon.socketPath
+        let polls = 400
+        try await onOwnThread {
+            _ = try Self.get(.unix(path), "/v1/cameras/cam/snapshot?max_age_ms=0")
+            let before = try Self.answeredOnEventLoop(path)
+            let connection = try TestConnection(.unix(path))
+            try connection.send(String(repeating: "GET \(Self.anyReadyFrame) HTTP/1.1\r\nHost: camd\r\n\r\n", count: polls))
+            Thread.sleep(forTimeInterval: 1)
+            let onLoop = try Self.answeredOnEventLoop(path) - before
+            #expect(onLoop > 0 && onLoop < polls, "\(onLoop) of \(polls) answered on the loop to a client reading nothing")
+            let reader = AnswerReader(connection)
+            var sequences: [Int] = []
+            for _ in 0..<polls {
+                let answer = try reader.next()
+                #expect(answer.status == 200)
+                sequences.append(Int(answer.header("x-frame-sequence") ?? "") ?? -1)
+            }
+            #expect(sequences == sequences.sorted() && !sequences.contains(-1))
         }
     }
 
