@@ -184,7 +184,7 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "ClientTests", dependencies: ["Client"], swiftSettings: strict),
         .testTarget(name: "DaemonTests", dependencies: [
-            "Daemon", "CaptureSession", "V4L2", "ControlAPI", "Client", "JPEG", "Video", "VideoCore", "CamdTestSupport",
+            "Daemon", "APIModel", "CaptureSession", "V4L2", "ControlAPI", "Client", "JPEG", "Video", "VideoCore", "CamdTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,6 @@
+import APIModel
 import CamdTestSupport
+import CaptureSession
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -187,13 +189,10 @@ import Glibc
 
     /// `snapshots.answered_on_event_loop` of camera `cam`, asked on the Unix socket.
     static func answeredOnEventLoop(_ path: String) throws -> Int {
-        let answer = try get(.unix(path), "/v1/cameras/cam")
-        let json = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
-        let status = json?["status"] as? [String: Any] ?? json ?? [:]
-        guard let snapshots = status["snapshots"] as? [String: Any], let count = snapshots["answered_on_event_loop"] as? Int else {
-            throw TestFailure("no snapshots.answered_on_event_loop in \(String(decoding: answer.body.prefix(400), as: UTF8.self))")
-        }
-        return count
+        let answer = try get(.unix(path), "/v1/cameras")
+        let cameras = try APIJSON.decoder().decode([CameraStatus].self, from: Data(answer.body))
+        guard let camera = cameras.first(where: { $0.id == "cam" }) else { throw TestFailure("no camera cam in \(cameras.map(\.id))") }
+        return camera.snapshots.answeredOnEventLoop
     }
 
 }
