@@ -81,6 +81,10 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     private var held: [HTTPRequestPart] = []
     /// The last answer written, so a close waits for it to be sent.
     private var lastWrite: EventLoopFuture<Void>?
+    /// The router's answer to the poll being routed. Kept, and failed if the connection goes
+    /// first: a listener cancelled with the poll still queued drops it unanswered, and NIO
+    /// stops a debug build that lets an unfulfilled promise go.
+    private var routerAnswer: EventLoopPromise<(HTTPResponse, ByteBuffer)>?
 
     init(answers: ReadySnapshots?, submit: @escaping @Sendable (ListenerWork) -> Bool) {
         self.answers = answers
@@ -93,6 +97,12 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         case .v4, .v6: overTCP = true
         case nil: overTCP = nil
         }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        state = .closing
+        routerAnswer?.fail(ChannelError.ioOnClosedChannel)
+        routerAnswer = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -141,6 +151,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
             promise.fail(ChannelError.ioOnClosedChannel)
             return closing(context)
         }
+        routerAnswer = promise
         state = .routing(close: close)
         // Nothing more is read until the answer is written: what came in the same read waits in `held`.
         context.channel.setAutoRead(false)
@@ -152,6 +163,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     }
 
     private func routed(_ result: Result<(HTTPResponse, ByteBuffer), any Error>, _ context: ChannelHandlerContext) {
+        routerAnswer = nil
         guard case .routing(let close) = state else { return }
         context.channel.setAutoRead(true)
         guard case .success(let (head, body)) = result else { return closing(context) }
