@@ -322,9 +322,7 @@ public actor CaptureSession {
     private func refreshLoopView() {
         var view: LoopView?
         if state == .running, !restarting {
-            let configured = configuration?.interval?.seconds
-            view = LoopView(image: settings.image, location: settings.location, card: card,
-                            interval: configured.flatMap { $0 > 0 ? $0 : nil })
+            view = LoopView(image: settings.image, location: settings.location, card: card, interval: configuredInterval)
         }
         loopView.withLock { $0 = view }
     }
@@ -461,10 +459,12 @@ public actor CaptureSession {
         }
     }
 
-    private var frameInterval: Double {
-        if let seconds = configuration?.interval?.seconds, seconds > 0 { return seconds }
-        let fps = hub.snapshot.measuredFPS
-        return fps > 0 ? 1 / fps : 0.2
+    private var frameInterval: Double { hub.frameInterval(configured: configuredInterval) }
+
+    /// The frame interval the device was given, seconds; nil when it gave none (`frameInterval`
+    /// then takes the measured rate's).
+    private var configuredInterval: Double? {
+        (configuration?.interval?.seconds).flatMap { $0 > 0 ? $0 : nil }
     }
 
     // MARK: controls

@@ -435,8 +435,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         condition.lock()
         defer { condition.unlock() }
         let now = Self.monotonicNow()
-        let rate = rateMeter.rate
-        let age = maxAge ?? defaultSnapshotAgeLocked(interval: interval ?? (rate > 0 ? 1 / rate : 0.2))
+        let age = maxAge ?? defaultSnapshotAgeLocked(interval: frameIntervalLocked(configured: interval))
         guard !closed, let encoded = readyEncoded(notBefore: now - age) else { return nil }
         lastPlainDemand = now
         anticipateNextPoll(after: now)
@@ -444,6 +443,21 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         counters.snapshotsOnLoop += 1
         if madeAhead?.generation == latestEncodedGeneration { madeAhead?.taken = true }
         return encoded
+    }
+
+    /// The time between frames, seconds: the device's `configured` interval, else the measured
+    /// rate's, else 0.2 s.
+    func frameInterval(configured: Double?) -> Double {
+        condition.lock()
+        defer { condition.unlock() }
+        return frameIntervalLocked(configured: configured)
+    }
+
+    /// `frameInterval(configured:)`. Must be called with `condition` held.
+    private func frameIntervalLocked(configured: Double?) -> Double {
+        if let configured { return configured }
+        let rate = rateMeter.rate
+        return rate > 0 ? 1 / rate : 0.2
     }
 
     /// The newest JPEG if it is of a frame captured at or after `notBefore` and shows the

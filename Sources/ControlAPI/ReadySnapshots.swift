@@ -49,9 +49,7 @@ public struct ReadySnapshots: Sendable {
         let identity = AccessMiddleware.identify(request, overTCP: overTCP, policy: policy, sessions: sessions, peer: nil)
         guard case .allow = policy.decide(method: "GET", path: path, overTCP: overTCP, identity) else { return .other }
         guard let shot = session.readySnapshot(maxAge: maxAge) else { return .waits }
-        var headers = frameHeaders(shot)
-        headers[.contentType] = "image/jpeg"
-        headers[.cacheControl] = "no-store"
+        var headers = snapshotHeaders(shot)
         headers[.contentLength] = String(shot.jpeg.count)
         return .answered(HTTPResponse(status: .ok, headerFields: headers), ByteBuffer(bytes: shot.jpeg))
     }

@@ -47,10 +47,7 @@ func addCameraRoutes(_ v1: RouterGroup<CamdRequestContext>, _ services: APIServi
         let query = try SnapshotQuery(request, defaults: settings.image)
         let shot = try await session.renderedSnapshot(query.render.image, maxAge: query.maxAge, quality: settings.quality,
                                                       location: settings.location)
-        var headers = frameHeaders(shot)
-        headers[.contentType] = "image/jpeg"
-        headers[.cacheControl] = "no-store"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: shot.jpeg)))
+        return Response(status: .ok, headers: snapshotHeaders(shot), body: .init(byteBuffer: ByteBuffer(bytes: shot.jpeg)))
     }
     // HEAD answers what GET would (the same checks of the query and the camera, the same
     // status) without starting the camera, capturing or encoding: monitors probe with it.
@@ -154,6 +151,14 @@ func frameHeaders(_ shot: RenderedSnapshot) -> HTTPFields {
     headers[FrameHeader.captureTime] = FrameHeader.seconds(shot.captureTime)
     headers[FrameHeader.sequence] = String(shot.sequence)
     headers[FrameHeader.size] = shot.frameSize.description
+    return headers
+}
+
+/// The headers of a snapshot answer (`GET .../snapshot`, on the router or the event loop).
+func snapshotHeaders(_ shot: RenderedSnapshot) -> HTTPFields {
+    var headers = frameHeaders(shot)
+    headers[.contentType] = "image/jpeg"
+    headers[.cacheControl] = "no-store"
     return headers
 }
 

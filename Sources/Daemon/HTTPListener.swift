@@ -69,14 +69,7 @@ public struct HTTPListener: Service {
         let responder = self.responder
         let logger = self.logger
         let http = HTTP1Channel(responder: { request, writer, channel in
-            let context = CamdRequestContext(source: .init(channel: channel, logger: logger))
-            let response: Response
-            do {
-                response = try await responder.respond(to: request, context: context)
-            } catch {
-                logger.error("unhandled error for \(request.method) \(request.uri.path): \(error)")
-                response = Response(status: .internalServerError)
-            }
+            let response = await Self.respond(to: request, on: channel, responder, logger)
             try await writer.write(response: response.head, body: response.body)
         })
         // A connection gets a task only when a request needs the router: snapshot polls that a
@@ -149,18 +142,23 @@ public struct HTTPListener: Service {
         for case .unixSocket(let path, _, _) in endpoints { unlink(path) }
     }
 
+    /// The router's answer to `request`; an error it let through is logged and answered 500.
+    private static func respond(to request: Request, on channel: any Channel, _ responder: RouterResponder<CamdRequestContext>,
+                                _ logger: Logger) async -> Response {
+        let context = CamdRequestContext(source: .init(channel: channel, logger: logger))
+        do {
+            return try await responder.respond(to: request, context: context)
+        } catch {
+            logger.error("unhandled error for \(request.method) \(request.uri.path): \(error)")
+            return Response(status: .internalServerError)
+        }
+    }
+
     /// The router's answer to a snapshot poll taken off a connection (`ListenerWork.route`): a
     /// JPEG or an error, gathered into one buffer.
     private static func route(_ head: HTTPRequest, on channel: any Channel, _ responder: RouterResponder<CamdRequestContext>,
                               _ logger: Logger) async -> Result<(HTTPResponse, ByteBuffer), any Error> {
-        let context = CamdRequestContext(source: .init(channel: channel, logger: logger))
-        let response: Response
-        do {
-            response = try await responder.respond(to: Request(head: head, body: RequestBody(buffer: ByteBuffer())), context: context)
-        } catch {
-            logger.error("unhandled error for \(head.method) \(head.path ?? ""): \(error)")
-            response = Response(status: .internalServerError)
-        }
+        let response = await respond(to: Request(head: head, body: RequestBody(buffer: ByteBuffer())), on: channel, responder, logger)
         var answer = response.head
         let body = GatheredBody()
         do {
