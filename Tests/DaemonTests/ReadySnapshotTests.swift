@@ -16,14 +16,10 @@ import Glibc
     static let anyReadyFrame = "/v1/cameras/cam/snapshot?max_age_ms=600000"
 
     @Test func aPollIsAnsweredOnTheEventLoopWithTheRoutersHeadersAndEXIF() async throws {
-        let daemon = try RunningDaemon(tcp: false)
-        defer { daemon.cleanUp() }
-        try await daemon.waitUntilServing()
-        let path = daemon.socketPath
-        try await onOwnThread {
-            // The router encodes the first; the next is answered from that JPEG on the loop.
-            let routed = try Self.get(.unix(path), "/v1/cameras/cam/snapshot?max_age_ms=0")
-            let before = try Self.answeredOnEventLoop(path)
+        try await Self.withDaemon { daemon in
+            let path = daemon.path, before = daemon.answeredBefore
+            // The router encoded the warm-up's; the next is answered from that JPEG on the loop.
+            let routed = try #require(daemon.warmUp)
             let fast = try Self.get(.unix(path), Self.anyReadyFrame)
             #expect(try Self.answeredOnEventLoop(path) == before + 1, "the poll was not answered on the event loop")
 
@@ -45,13 +41,8 @@ import Glibc
     /// (the router answers it, in a task), two answered on the loop, then a status that makes
     /// the connection the router's, which answers the last poll: in order.
     @Test func aKeepAliveConnectionIsAnsweredInOrder() async throws {
-        let daemon = try RunningDaemon(tcp: false)
-        defer { daemon.cleanUp() }
-        try await daemon.waitUntilServing()
-        let path = daemon.socketPath
-        try await onOwnThread {
-            _ = try Self.get(.unix(path), "/v1/cameras/cam/snapshot?max_age_ms=0")
-            let before = try Self.answeredOnEventLoop(path)
+        try await Self.withDaemon { daemon in
+            let path = daemon.path, before = daemon.answeredBefore
             let connection = try TestConnection(.unix(path))
             let request = { (target: String) in "GET \(target) HTTP/1.1\r\nHost: camd\r\n\r\n" }
             try connection.send(request("/v1/cameras/cam/snapshot?max_age_ms=0") + request(Self.anyReadyFrame)
@@ -75,12 +66,8 @@ import Glibc
     /// A keep-alive client polling at the default age: its first poll waits for an encode,
     /// and the connection stays with the loop, which answers the next from a ready JPEG.
     @Test func aKeepAlivePollerStaysOnTheLoop() async throws {
-        let daemon = try RunningDaemon(tcp: false)
-        defer { daemon.cleanUp() }
-        try await daemon.waitUntilServing()
-        let path = daemon.socketPath
-        try await onOwnThread {
-            let before = try Self.answeredOnEventLoop(path)
+        try await Self.withDaemon(warmUp: false) { daemon in
+            let path = daemon.path, before = daemon.answeredBefore
             let connection = try TestConnection(.unix(path))
             let reader = AnswerReader(connection)
             try connection.send("GET /v1/cameras/cam/snapshot?max_age_ms=0 HTTP/1.1\r\nHost: camd\r\n\r\n")
@@ -103,14 +90,9 @@ import Glibc
     /// connection stops taking writes, and the router (which stops reading then) has the rest;
     /// every answer still comes, in order, once the client reads.
     @Test func aClientThatDoesNotReadIsHandedOver() async throws {
-        let daemon = try RunningDaemon(tcp: false)
-        defer { daemon.cleanUp() }
-        try await daemon.waitUntilServing()
-        let path = daemon.socketPath
         let polls = 400
-        try await onOwnThread {
-            _ = try Self.get(.unix(path), "/v1/cameras/cam/snapshot?max_age_ms=0")
-            let before = try Self.answeredOnEventLoop(path)
+        try await Self.withDaemon { daemon in
+            let path = daemon.path, before = daemon.answeredBefore
             let connection = try TestConnection(.unix(path))
             try connection.send(String(repeating: "GET \(Self.anyReadyFrame) HTTP/1.1\r\nHost: camd\r\n\r\n", count: polls))
             Thread.sleep(forTimeInterval: 1)
@@ -128,13 +110,8 @@ import Glibc
     }
 
     @Test func aConnectionCloseRequestIsAnsweredAndClosed() async throws {
-        let daemon = try RunningDaemon(tcp: false)
-        defer { daemon.cleanUp() }
-        try await daemon.waitUntilServing()
-        let path = daemon.socketPath
-        try await onOwnThread {
-            _ = try Self.get(.unix(path), "/v1/cameras/cam/snapshot?max_age_ms=0")
-            let before = try Self.answeredOnEventLoop(path)
+        try await Self.withDaemon { daemon in
+            let path = daemon.path, before = daemon.answeredBefore
             let connection = try TestConnection(.unix(path))
             try connection.send("GET \(Self.anyReadyFrame) HTTP/1.1\r\nHost: camd\r\nConnection: close\r\n\r\n")
             let answer = try AnswerReader(connection).next()
@@ -147,13 +124,8 @@ import Glibc
     /// Over TCP with `tcp_token`, a poll without credentials is refused (401) even with a JPEG
     /// ready, and one with the token is answered on the loop; a read-only token may poll too.
     @Test func theAccessRulesComeFirst() async throws {
-        let daemon = try RunningDaemon(tcp: true, daemonLines: "tcp_token = \"full-secret\"\ntcp_view_token = \"view-secret\"\n")
-        defer { daemon.cleanUp() }
-        try await daemon.waitUntilServing()
-        let path = daemon.socketPath, port = try #require(daemon.tcpPort)
-        try await onOwnThread {
-            _ = try Self.get(.unix(path), "/v1/cameras/cam/snapshot?max_age_ms=0")
-            let before = try Self.answeredOnEventLoop(path)
+        try await Self.withDaemon(tcp: true, daemonLines: "tcp_token = \"full-secret\"\ntcp_view_token = \"view-secret\"\n") { daemon in
+            let path = daemon.path, port = try #require(daemon.tcpPort), before = daemon.answeredBefore
             let refused = try Self.get(.tcp(port), Self.anyReadyFrame)
             #expect(refused.status == 401, "a poll without credentials was answered \(refused.status)")
             let wrong = try Self.get(.tcp(port), Self.anyReadyFrame, headers: "Authorization: Bearer nope\r\n")
@@ -171,9 +143,34 @@ import Glibc
         }
     }
 
+    /// A camd on the synthetic source, as the tests find it once it serves.
+    struct Serving: Sendable {
+        var path: String
+        var tcpPort: Int?
+        /// The router's answer to the warm-up poll, which waited for a frame; nil without one.
+        var warmUp: Answer?
+        /// `snapshots.answered_on_event_loop` after the warm-up.
+        var answeredBefore: Int
+    }
+
+    /// Starts camd, waits until it serves, asks for one snapshot the router encodes (so a
+    /// JPEG is ready: `anyReadyFrame`) unless `warmUp` is false, and runs `body` off the
+    /// cooperative pool, its client being blocking.
+    static func withDaemon(tcp: Bool = false, daemonLines: String = "", warmUp: Bool = true,
+                           _ body: @escaping @Sendable (Serving) throws -> Void) async throws {
+        let daemon = try RunningDaemon(tcp: tcp, daemonLines: daemonLines)
+        defer { daemon.cleanUp() }
+        try await daemon.waitUntilServing()
+        let path = daemon.socketPath, port = daemon.tcpPort
+        try await onOwnThread {
+            let first = warmUp ? try get(.unix(path), "/v1/cameras/cam/snapshot?max_age_ms=0") : nil
+            try body(Serving(path: path, tcpPort: port, warmUp: first, answeredBefore: try answeredOnEventLoop(path)))
+        }
+    }
+
     // MARK: a small HTTP/1.1 client that keeps the body's bytes
 
-    struct Answer {
+    struct Answer: Sendable {
         var status: Int
         var headers: [(name: String, value: String)]
         var body: [UInt8]
