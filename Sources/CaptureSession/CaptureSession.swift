@@ -73,8 +73,7 @@ public actor CaptureSession {
 
     private struct LoopView: Sendable {
         var image: ImageSettings
-        var location: EXIF.GPSPosition?
-        var card: String?
+        var tag: SnapshotTag
         /// The configured frame interval, seconds; nil for the measured rate's.
         var interval: Double?
     }
@@ -253,7 +252,8 @@ public actor CaptureSession {
     /// The encoder threads for the hub's run `epoch`; they end when it moves on.
     private func startEncoders(epoch: UInt64) {
         for index in 0..<max(1, settings.encoderThreads) {
-            EncoderWorker(id: id, index: index, hub: hub, quality: settings.quality, epoch: epoch, image: settings.image).start()
+            EncoderWorker(id: id, index: index, hub: hub, quality: settings.quality, epoch: epoch, image: settings.image,
+                          snapshotTag: { [weak self] in self?.loopSnapshotTag }).start()
         }
     }
 
@@ -310,19 +310,32 @@ public actor CaptureSession {
     /// or render (the camera is not running or is restarting, its image settings change the
     /// frame, no JPEG is new enough): `renderedSnapshot` answers then.
     public nonisolated func readySnapshot(maxAge: Double? = nil) -> RenderedSnapshot? {
+        readyTaggedSnapshot(maxAge: maxAge)?.snapshot
+    }
+
+    /// `readySnapshot`, and whether its EXIF was written on the encoder thread (a JPEG made
+    /// ahead of the poll, tagged with what the camera says still) rather than here.
+    nonisolated func readyTaggedSnapshot(maxAge: Double?) -> (snapshot: RenderedSnapshot, taggedAhead: Bool)? {
         guard let view = loopView.withLock({ $0 }), view.image.isIdentity,
               let frame = hub.readyFrame(maxAge: maxAge, interval: view.interval) else { return nil }
         loopUse.withLock { $0 = .now }
-        let jpeg = view.image.tagged(frame.jpeg, size: frame.size, captureTime: frame.captureTime, card: view.card,
-                                     location: view.location, orientation: nil)
-        return RenderedSnapshot(jpeg: jpeg, size: frame.size, frameSize: frame.size, sequence: frame.sequence,
-                                captureTime: frame.captureTime, fromRawFrame: false)
+        let ahead = frame.snapshot.flatMap { $0.tag == view.tag ? $0.jpeg : nil }
+        let jpeg = ahead ?? ImageSettings.tagged(frame.jpeg, size: frame.size, captureTime: frame.captureTime,
+                                                 card: view.tag.card, location: view.tag.location, orientation: nil)
+        return (RenderedSnapshot(jpeg: jpeg, size: frame.size, frameSize: frame.size, sequence: frame.sequence,
+                                 captureTime: frame.captureTime, fromRawFrame: false), ahead != nil)
+    }
+
+    /// What the EXIF of a snapshot answered on the event loop says, for the encoders to tag
+    /// the JPEGs they make ahead of a poll with; nil while none is answered there.
+    private nonisolated var loopSnapshotTag: SnapshotTag? {
+        loopView.withLock { view in view.flatMap { $0.image.isIdentity ? $0.tag : nil } }
     }
 
     private func refreshLoopView() {
         var view: LoopView?
         if state == .running, !restarting {
-            view = LoopView(image: settings.image, location: settings.location, card: card, interval: configuredInterval)
+            view = LoopView(image: settings.image, tag: SnapshotTag(card: card, location: settings.location), interval: configuredInterval)
         }
         loopView.withLock { $0 = view }
     }

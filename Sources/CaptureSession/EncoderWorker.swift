@@ -15,9 +15,15 @@ final class EncoderWorker: Sendable {
     private let epoch: UInt64
     /// Where the stream overlay comes from (`stream_overlay` in `[camera.image]`).
     private let image: ImageSettings
+    /// What a snapshot answered on the event loop would say in its EXIF now (the camera's
+    /// `readySnapshot`), nil when none is answered there: a JPEG made ahead of a poll is
+    /// tagged with it here, off the loop.
+    private let snapshotTag: @Sendable () -> SnapshotTag?
 
     /// `epoch` is the hub's run this encoder serves; it exits when the hub moves on.
-    init(id: String, index: Int = 0, hub: FrameHub, quality: Int, epoch: UInt64, image: ImageSettings = ImageSettings()) {
+    init(id: String, index: Int = 0, hub: FrameHub, quality: Int, epoch: UInt64, image: ImageSettings = ImageSettings(),
+         snapshotTag: @escaping @Sendable () -> SnapshotTag? = { nil }) {
+        self.snapshotTag = snapshotTag
         self.id = id
         self.index = index
         self.epoch = epoch
@@ -54,10 +60,17 @@ final class EncoderWorker: Sendable {
             }
             let seconds = (ContinuousClock.now - started).inSeconds
             hub.deliver(encoded.map {
-                EncodedFrame(jpeg: $0.jpeg, sequence: frame.sequence, captureTime: frame.captureTime,
-                             monotonicTime: frame.monotonicTime, size: frame.layout.size, sourceFormat: frame.layout.format,
-                             encodeSeconds: frame.layout.format.isJPEG && overlay == nil ? 0 : seconds, streamJPEG: $0.overlaid,
-                             overlaidOnly: overlaidOnly)
+                var made = EncodedFrame(jpeg: $0.jpeg, sequence: frame.sequence, captureTime: frame.captureTime,
+                                        monotonicTime: frame.monotonicTime, size: frame.layout.size, sourceFormat: frame.layout.format,
+                                        encodeSeconds: frame.layout.format.isJPEG && overlay == nil ? 0 : seconds,
+                                        streamJPEG: $0.overlaid, overlaidOnly: overlaidOnly)
+                // The poll this JPEG was made for is answered on the event loop: its EXIF is
+                // written here, where nothing waits on it.
+                if !overlaidOnly, hub.isMadeAhead(generation), let tag = snapshotTag() {
+                    made.snapshot = TaggedJPEG(tag: tag, jpeg: ImageSettings.tagged(
+                        made.jpeg, size: made.size, captureTime: made.captureTime, card: tag.card, location: tag.location, orientation: nil))
+                }
+                return made
             }, generation: generation, epoch: epoch)
         }
     }

@@ -266,6 +266,14 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         return nil
     }
 
+    /// Whether the frame of `generation` was taken to be encoded ahead of a poll, for nobody
+    /// who asked (`nextFrameToEncode`): its encoder tags a snapshot's copy of it.
+    func isMadeAhead(_ generation: UInt64) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return madeAhead?.generation == generation
+    }
+
     /// Hands an encoded frame to everyone waiting for it. A frame from an earlier run
     /// (an encoder that finished after a restart) is dropped: it was made with other
     /// settings; so is one older than a frame already delivered (another encoder of the

@@ -54,7 +54,7 @@ public struct ImageSettings: Sendable, Hashable {
                        sequence: UInt64, quality: Int, location: EXIF.GPSPosition? = nil,
                        keptOrientation: EXIF.Orientation? = nil) async throws(ImageError) -> (jpeg: [UInt8], size: FrameSize) {
         if isIdentity {
-            return (tagged(jpeg, size: size, captureTime: captureTime, card: card, location: location,
+            return (Self.tagged(jpeg, size: size, captureTime: captureTime, card: card, location: location,
                            orientation: keptOrientation), size)
         }
         return try await RenderPool.shared.run { (pipeline) throws(ImageError) -> ([UInt8], FrameSize) in
@@ -86,7 +86,7 @@ public struct ImageSettings: Sendable, Hashable {
             rendered = try pipeline.jpeg(jpeg: jpeg, geometry: geometry, overlay: overlay, quality: quality)
             outputSize = try geometry.outputSize(for: pipeline.lastDecode?.fullSize ?? size)
         }
-        return (tagged(rendered, size: outputSize, captureTime: captureTime, card: card, location: location,
+        return (Self.tagged(rendered, size: outputSize, captureTime: captureTime, card: card, location: location,
                        orientation: geometry.exifOrientation ?? keptOrientation), outputSize)
     }
 
@@ -104,13 +104,13 @@ public struct ImageSettings: Sendable, Hashable {
             }
         }
         let size = try geometry.outputSize(for: frame.layout.size)
-        return (tagged(try result.get(), size: size, captureTime: frame.captureTime, card: card, location: location,
+        return (Self.tagged(try result.get(), size: size, captureTime: frame.captureTime, card: card, location: location,
                        orientation: geometry.exifOrientation), size)
     }
 
     /// EXIF: capture time, camera, pixel size, orientation (`rotate=exif`) and position.
-    func tagged(_ jpeg: [UInt8], size: FrameSize, captureTime: Double, card: String?, location: EXIF.GPSPosition?,
-                        orientation: EXIF.Orientation?) -> [UInt8] {
+    static func tagged(_ jpeg: [UInt8], size: FrameSize, captureTime: Double, card: String?, location: EXIF.GPSPosition?,
+                       orientation: EXIF.Orientation?) -> [UInt8] {
         let known = size.width > 0 && size.height > 0
         var exif = EXIF(captureTime: captureTime, make: card, model: card,
                         pixelWidth: known ? size.width : nil, pixelHeight: known ? size.height : nil)

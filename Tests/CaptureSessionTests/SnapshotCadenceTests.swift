@@ -1,6 +1,8 @@
 @testable import CaptureSession
 import Foundation
 import Testing
+import CamdTestSupport
+import JPEG
 import VideoCore
 
 /// Polling clients are answered from a JPEG made just before their request is due.
@@ -251,6 +253,57 @@ import VideoCore
         // Only what came after the client stopped: under load a late request may already have
         // left a JPEG unused while it was polling.
         #expect(after.snapshots.madeAhead - polled.snapshots.madeAhead <= 1, "\(polled.snapshots) -> \(after.snapshots)")
+    }
+    /// A JPEG made ahead of a poll is tagged with EXIF on its encoder thread, and the poll
+    /// answered on the event loop (`readySnapshot`) sends that copy, tagged as the loop tags
+    /// (the same entries, the frame's own time). A camera that moved since is answered with
+    /// its new position: the copy made for the old one is left.
+    ///
+    /// The client polls every 0.3 s as the listener answers it (on the loop when a JPEG is
+    /// ready, else the camera's route) until a poll is answered from a copy tagged ahead, for at
+    /// most 40 requests: without the tagging on the encoder thread none ever is.
+    @Test func aJPEGMadeAheadIsTaggedOnItsEncoderThreadAndTaggedAgainWhenTheCameraMoves() async throws {
+        let london = try EXIF.GPSPosition(latitude: 51.500729, longitude: -0.124625, altitude: 12.5)
+        let sydney = try EXIF.GPSPosition(latitude: -33.8688, longitude: 151.2093, altitude: -3)
+        let session = CaptureSession(settings: CameraSettings(id: "tag", device: FrameSources.syntheticName,
+                                                              size: FrameSize(width: 320, height: 240), fps: 30, location: london))
+        await session.start()
+        let period = 0.3
+        let start = FrameHub.monotonicNow() + 0.1
+        var taggedAhead: RenderedSnapshot?
+        for index in 0..<40 {
+            let wait = start + Double(index) * period - FrameHub.monotonicNow()
+            if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+            if let ready = session.readyTaggedSnapshot(maxAge: nil) {
+                if ready.taggedAhead {
+                    taggedAhead = ready.snapshot
+                    break
+                }
+            } else {
+                _ = try await session.snapshot()
+            }
+        }
+        // The same frame, asked for again at once after the camera moved: nothing new has been encoded.
+        _ = try await session.configure { settings in
+            var moved = settings
+            moved.location = sydney
+            return moved
+        }
+        let afterMove = session.readyTaggedSnapshot(maxAge: 600)
+        await session.stop()
+
+        let ahead = try #require(taggedAhead, "no poll in 40 was answered from a JPEG tagged on its encoder thread")
+        let entries = EXIFReadBack.entries(in: ahead.jpeg)
+        #expect(Set(entries.keys).isSuperset(of: [0x010F, 0x0110, 0x9003, 0x9291, 0xA002, 0xA003, 0x8825]), "\(entries.keys.sorted())")
+        #expect(EXIFReadBack.position(in: ahead.jpeg).map { abs($0.latitude - london.latitude) < 1e-5 } == true)
+        let (timestamp, subSeconds, _) = EXIF(captureTime: ahead.captureTime).timestamps
+        #expect(entries[0x9003].map { String(decoding: $0.bytes.dropLast(), as: UTF8.self) } == timestamp)
+        #expect(entries[0x9291].map { String(decoding: $0.bytes.dropLast(), as: UTF8.self) } == subSeconds)
+
+        let moved = try #require(afterMove, "the JPEG made ahead was not ready after the move")
+        let movedTaggedAhead = moved.taggedAhead  // (the answer's bytes stay out of a failure's message)
+        #expect(!movedTaggedAhead, "answered with the copy tagged before the camera moved")
+        #expect(EXIFReadBack.position(in: moved.snapshot.jpeg).map { abs($0.latitude - sydney.latitude) < 1e-5 } == true)
     }
 }
 
