@@ -9,6 +9,8 @@ import Testing
         #expect(ReadySnapshots.camera(in: "/v1/cameras/cam/snapshot")! == ("cam", ""))
         #expect(ReadySnapshots.camera(in: "/v1/cameras/front-door_2/snapshot?max_age_ms=500")! == ("front-door_2", "max_age_ms=500"))
         #expect(ReadySnapshots.camera(in: "/v1/cameras/cam/snapshot?")! == ("cam", ""))
+        #expect(ReadySnapshots.camera(in: "/v1/cameras/caméra/snapshot?max_age_ms=1")! == ("caméra", "max_age_ms=1"))
+        #expect(ReadySnapshots.camera(in: "/v1/cameras/c/snapshot")! == ("c", ""))
         for other in ["/v1/cameras//snapshot", "/v1/cameras/snapshot", "/v1/cameras/a/b/snapshot", "/v1/cameras/c%61m/snapshot",
                       "/v1/cameras/cam/snapshot/", "/v1/cameras/cam/stream", "/v1/cameras/cam", "//v1/cameras/cam/snapshot",
                       "http://camd/v1/cameras/cam/snapshot", "/V1/cameras/cam/snapshot", ""] {
@@ -21,9 +23,13 @@ import Testing
         #expect(ReadySnapshots.maxAge("max_age_ms=250") == .some(0.25))
         #expect(ReadySnapshots.maxAge("max_age_ms=0") == .some(0))
         #expect(ReadySnapshots.maxAge("max_age_ms=3600000") == .some(3600))
+        #expect(ReadySnapshots.maxAge("max_age_ms=0250") == .some(0.25))
+        #expect(ReadySnapshots.maxAge("max_age_ms=1.5") == .some(0.0015))
+        #expect(ReadySnapshots.maxAge("max_age_ms=+5") == .some(0.005))  // as Double reads it, and the router
         // The router reads these, and answers the bad ones.
         for other in ["max_age_ms=-1", "max_age_ms=3600001", "max_age_ms=", "max_age_ms=nan", "max_age_ms=1&size=10x10",
-                      "size=10x10", "quality=50", "max_age_ms=1&max_age_ms=2", "Max_Age_Ms=1"] {
+                      "size=10x10", "quality=50", "max_age_ms=1&max_age_ms=2", "Max_Age_Ms=1",
+                      "max_age_ms=36000000", "max_age_ms=99999999999999999999999", "max_age_ms=1e99", "max_age_ms=5 "] {
             #expect(ReadySnapshots.maxAge(Substring(other)) == nil, "\(other)")
         }
     }
