@@ -454,7 +454,7 @@ def poll_client(target, path, period, count, pid, age_of, idle):
     return {"period": period, "n": len(times), "errors": errors, "p50": bench.percentile(times, 50),
             "p99": bench.percentile(times, 99), "age_p50": bench.percentile(ages, 50),
             "cpu_per_request_ms": (c1 - c0) / max(len(times), 1) * 1000, "cpu_pct": (c1 - c0) / (t1 - t0) * 100,
-            "idle_cpu_pct": (c2 - c1) / (t2 - t1) * 100}
+            "idle_cpu_pct": (c2 - c1) / (t2 - t1) * 100, "answer_ms": [round(t, 2) for t in times]}
 
 
 def camd_age(headers):
