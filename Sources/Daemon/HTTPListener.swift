@@ -97,7 +97,6 @@ public struct HTTPListener: Service {
             let quiescing = ServerQuiescingHelper(group: loop)
             let bootstrap = ServerBootstrap(group: loop)
                 .serverChannelOption(ChannelOptions.backlog, value: 256)
-                .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
                 .serverChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))

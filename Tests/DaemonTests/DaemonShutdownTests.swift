@@ -298,6 +298,11 @@ final class TestConnection: Sendable {
 
     deinit { close(fd) }
 
+    /// Closes the sending side: the peer reads the end of the requests, and may still answer.
+    func shutdownWrite() {
+        _ = shutdown(fd, Int32(SHUT_WR))
+    }
+
     func send(_ text: String) throws {
         let bytes = Array(text.utf8)
         guard write(fd, bytes, bytes.count) == bytes.count else { throw TestFailure("cannot write to \(endpoint)") }

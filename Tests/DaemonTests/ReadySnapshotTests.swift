@@ -109,6 +109,27 @@ import Glibc
         }
     }
 
+    /// A client that closes its side once its requests are sent (`nc -N`, a script's
+    /// `shutdown`) is answered all of them, those the router answers in a task too: a poll
+    /// that waits for a frame, one answered on the loop, a status. Then camd closes.
+    @Test func aClientThatClosesItsSideAfterItsRequestsIsAnswered() async throws {
+        try await Self.withDaemon { daemon in
+            let connection = try TestConnection(.unix(daemon.path))
+            let request = { (target: String) in "GET \(target) HTTP/1.1\r\nHost: camd\r\n\r\n" }
+            try connection.send(request("/v1/cameras/cam/snapshot?max_age_ms=0") + request(Self.anyReadyFrame) + request("/v1/status"))
+            connection.shutdownWrite()
+            let reader = AnswerReader(connection)
+            var kinds: [String] = []
+            for _ in 0..<3 {
+                let answer = try reader.next()
+                #expect(answer.status == 200)
+                kinds.append(answer.header("content-type") ?? "none")
+            }
+            #expect(kinds == ["image/jpeg", "image/jpeg", "application/json"], "\(kinds)")
+            _ = try connection.readToEnd(limit: 5)
+        }
+    }
+
     @Test func aConnectionCloseRequestIsAnsweredAndClosed() async throws {
         try await Self.withDaemon { daemon in
             let path = daemon.path, before = daemon.answeredBefore
