@@ -392,6 +392,8 @@ class Generators:
         body = b'{"quality": 0}' if method in ("POST", "PUT") else b""
         # an empty id collapses: /v1/cameras// is /v1/cameras, a valid listing
         expect = "any" if "/v1/cameras//" in target or target.endswith("/v1/cameras/") else "json4xx"
+        if target == "/" and method == "GET":
+            expect = "any"  # the web page
         return Input("route", req(method, target, body=body), expect, note=f"{method} {target[:80]}")
 
     # --- byte-level mutations of harmless seeds
