@@ -1,4 +1,3 @@
-import JPEG
 import VideoCore
 
 /// A frame encoded as JPEG once and shared by every consumer that wants it
@@ -23,8 +22,7 @@ public struct EncodedFrame: Sendable {
     /// Never served as a snapshot.
     public var overlaidOnly: Bool
     /// `jpeg` tagged for a snapshot, made on the encoder thread for a JPEG made ahead of a
-    /// poll (`EncoderWorker`): the poll answered on the event loop then builds no EXIF there
-    /// (issue 16: the segment was 18,000 of the answer's 238,000 instructions). nil otherwise.
+    /// poll (`EncoderWorker`), so the poll answered on the event loop builds no EXIF there.
     public var snapshot: TaggedJPEG?
 
     /// What a live stream client is sent.
@@ -42,18 +40,4 @@ public struct EncodedFrame: Sendable {
         self.streamJPEG = streamJPEG
         self.overlaidOnly = overlaidOnly
     }
-}
-
-/// A snapshot's JPEG with its EXIF, and what the EXIF says beside the frame's own capture
-/// time and size.
-public struct TaggedJPEG: Sendable {
-    public var tag: SnapshotTag
-    public var jpeg: [UInt8]
-}
-
-/// What a camera's snapshots say in their EXIF beside the frame's own time and size: the
-/// camera's name (Make and Model) and where it stands (the GPS IFD).
-public struct SnapshotTag: Hashable, Sendable {
-    public var card: String?
-    public var location: EXIF.GPSPosition?
 }

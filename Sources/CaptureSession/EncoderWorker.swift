@@ -58,18 +58,21 @@ final class EncoderWorker: Sendable {
             } else {
                 try? encoder.encode(frame, overlay: overlay)
             }
+            // The poll this JPEG is made for is answered on the event loop: its EXIF is written
+            // here, where nothing waits on it, and counted in the time the JPEG took to make, so
+            // the next one made ahead is started early enough for it too.
+            let snapshot = encoded.flatMap { encoded -> TaggedJPEG? in
+                guard !overlaidOnly, hub.isMadeAhead(generation), let tag = snapshotTag() else { return nil }
+                return TaggedJPEG(tag: tag, jpeg: ImageSettings.tagged(encoded.jpeg, size: frame.layout.size, captureTime: frame.captureTime,
+                                                                     card: tag.card, location: tag.location, orientation: nil))
+            }
             let seconds = (ContinuousClock.now - started).inSeconds
             hub.deliver(encoded.map {
                 var made = EncodedFrame(jpeg: $0.jpeg, sequence: frame.sequence, captureTime: frame.captureTime,
                                         monotonicTime: frame.monotonicTime, size: frame.layout.size, sourceFormat: frame.layout.format,
                                         encodeSeconds: frame.layout.format.isJPEG && overlay == nil ? 0 : seconds,
                                         streamJPEG: $0.overlaid, overlaidOnly: overlaidOnly)
-                // The poll this JPEG was made for is answered on the event loop: its EXIF is
-                // written here, where nothing waits on it.
-                if !overlaidOnly, hub.isMadeAhead(generation), let tag = snapshotTag() {
-                    made.snapshot = TaggedJPEG(tag: tag, jpeg: ImageSettings.tagged(
-                        made.jpeg, size: made.size, captureTime: made.captureTime, card: tag.card, location: tag.location, orientation: nil))
-                }
+                made.snapshot = snapshot
                 return made
             }, generation: generation, epoch: epoch)
         }

@@ -118,11 +118,18 @@ struct SnapshotQuery {
     init(_ request: Request, defaults: ImageSettings) throws {
         render = try RenderRequest(request, allowing: ["max_age_ms"], defaults: defaults)
         maxAge = try request.uri.queryParameters.get("max_age_ms").map { text -> Double in
-            guard let ms = Double(text), ms >= 0, ms <= 3_600_000 else {
+            guard let seconds = Self.maxAgeSeconds(text) else {
                 throw APIError.badRequest("max_age_ms must be a number of milliseconds from 0 to 3600000; got \"\(text)\"", code: "bad_parameter")
             }
-            return ms / 1000
+            return seconds
         }
+    }
+
+    /// A `max_age_ms` value in seconds; nil unless it is 0 to 3,600,000 ms. The router's and
+    /// the event loop's reading (`ReadySnapshots`).
+    static func maxAgeSeconds(_ text: some StringProtocol) -> Double? {
+        guard let ms = Double(text), ms >= 0, ms <= 3_600_000 else { return nil }
+        return ms / 1000
     }
 }
 
@@ -147,7 +154,7 @@ func headOnly(_ headers: HTTPFields) -> Response {
 /// Headers that say which frame a response carries.
 /// Which frame a snapshot is: its capture time, sequence and captured size.
 /// Appended, not set by name: a new `HTTPFields` has none of them, and setting one looks for
-/// the name first (a third of these headers' cost on the event loop's answer).
+/// the name first.
 func frameHeaders(_ shot: RenderedSnapshot, reservingMore more: Int = 0) -> HTTPFields {
     var headers = HTTPFields()
     headers.reserveCapacity(3 + more)

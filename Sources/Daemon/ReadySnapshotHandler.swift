@@ -30,8 +30,7 @@ struct ConnectionSetup: Sendable {
 
     func setUp(_ channel: any Channel) throws {
         // A client that closes its side after its request still gets the answer. Set here, on
-        // the loop, rather than as the bootstrap's child option, which sets it through futures
-        // (8,700 instructions a connection, callgrind; this, a few hundred).
+        // the loop, rather than as the bootstrap's child option, which NIO sets through futures.
         try channel.syncOptions?.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
         var limits = NIOHTTPDecoderLimitConfiguration()
         limits.maxHeaderFieldSize = decoderLimits.maxHeaderFieldSize
@@ -92,6 +91,9 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     /// The client closed its side (`ChannelEvent.inputClosed`): once every request it sent is
     /// answered, the connection closes.
     private var inputClosed = false
+    /// A request the decoder could not read behind a poll being routed: answered in its turn,
+    /// after the poll's answer (Hummingbird answers it 400 and closes).
+    private var heldError: (any Error)?
 
     init(answers: ReadySnapshots?, submit: @escaping @Sendable (ListenerWork) -> Bool) {
         self.answers = answers
@@ -184,6 +186,10 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         for part in rest { read(part, context: context) }
         // Passed on outside a read: Hummingbird's handler takes them at the end of one.
         if case .handedOver = state, !rest.isEmpty { context.fireChannelReadComplete() }
+        if let error = heldError {
+            heldError = nil
+            errorCaught(context: context, error: error)
+        }
         if inputClosed { endOfInput(context) }
     }
 
@@ -215,6 +221,8 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         case .idle:
             // A request the decoder cannot read: Hummingbird answers it (400) and closes.
             if handToHummingbird(context) { context.fireErrorCaught(error) }
+        case .routing where heldError == nil:
+            heldError = error
         case .answering, .routing, .closing:
             closing(context)
         }

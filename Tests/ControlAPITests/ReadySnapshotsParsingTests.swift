@@ -13,7 +13,8 @@ import Testing
         #expect(ReadySnapshots.camera(in: "/v1/cameras/c/snapshot")! == ("c", ""))
         for other in ["/v1/cameras//snapshot", "/v1/cameras/snapshot", "/v1/cameras/a/b/snapshot", "/v1/cameras/c%61m/snapshot",
                       "/v1/cameras/cam/snapshot/", "/v1/cameras/cam/stream", "/v1/cameras/cam", "//v1/cameras/cam/snapshot",
-                      "http://camd/v1/cameras/cam/snapshot", "/V1/cameras/cam/snapshot", ""] {
+                      "http://camd/v1/cameras/cam/snapshot", "/V1/cameras/cam/snapshot", "", "?", "/snapshot",
+                      "/v1/cameras/cam?/snapshot", "/v1/cameras/x/snap?shot", "/v1/cameras/?/snapshot"] {
             #expect(ReadySnapshots.camera(in: other) == nil, "\(other)")
         }
     }
@@ -25,7 +26,7 @@ import Testing
         #expect(ReadySnapshots.maxAge("max_age_ms=3600000") == .some(3600))
         #expect(ReadySnapshots.maxAge("max_age_ms=0250") == .some(0.25))
         #expect(ReadySnapshots.maxAge("max_age_ms=1.5") == .some(0.0015))
-        #expect(ReadySnapshots.maxAge("max_age_ms=+5") == .some(0.005))  // as Double reads it, and the router
+        #expect(ReadySnapshots.maxAge("max_age_ms=+5") == .some(0.005))  // as the router's Double reads it
         // The router reads these, and answers the bad ones.
         for other in ["max_age_ms=-1", "max_age_ms=3600001", "max_age_ms=", "max_age_ms=nan", "max_age_ms=1&size=10x10",
                       "size=10x10", "quality=50", "max_age_ms=1&max_age_ms=2", "Max_Age_Ms=1",

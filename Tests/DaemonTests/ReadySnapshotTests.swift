@@ -110,23 +110,42 @@ import Glibc
     }
 
     /// A client that closes its side once its requests are sent (`nc -N`, a script's
-    /// `shutdown`) is answered all of them, those the router answers in a task too: a poll
-    /// that waits for a frame, one answered on the loop, a status. Then camd closes.
+    /// `shutdown`) is answered all of them: a poll that waits for a frame (the router answers
+    /// it, in a task), then one answered on the loop, then, on one connection, a status (which
+    /// hands the connection to Hummingbird) and on another nothing more. Then camd closes.
     @Test func aClientThatClosesItsSideAfterItsRequestsIsAnswered() async throws {
         try await Self.withDaemon { daemon in
-            let connection = try TestConnection(.unix(daemon.path))
             let request = { (target: String) in "GET \(target) HTTP/1.1\r\nHost: camd\r\n\r\n" }
-            try connection.send(request("/v1/cameras/cam/snapshot?max_age_ms=0") + request(Self.anyReadyFrame) + request("/v1/status"))
-            connection.shutdownWrite()
-            let reader = AnswerReader(connection)
-            var kinds: [String] = []
-            for _ in 0..<3 {
-                let answer = try reader.next()
-                #expect(answer.status == 200)
-                kinds.append(answer.header("content-type") ?? "none")
+            for last in ["/v1/status", nil] {
+                let before = try Self.answeredOnEventLoop(daemon.path)
+                let connection = try TestConnection(.unix(daemon.path))
+                try connection.send(request("/v1/cameras/cam/snapshot?max_age_ms=0") + request(Self.anyReadyFrame) + (last.map(request) ?? ""))
+                connection.shutdownWrite()
+                let reader = AnswerReader(connection)
+                var kinds: [String] = []
+                for _ in 0..<(last == nil ? 2 : 3) {
+                    let answer = try reader.next()
+                    #expect(answer.status == 200)
+                    kinds.append(answer.header("content-type") ?? "none")
+                }
+                #expect(kinds == ["image/jpeg", "image/jpeg"] + (last == nil ? [] : ["application/json"]), "\(kinds)")
+                _ = try connection.readToEnd(limit: 5)  // throws if camd keeps the connection open
+                #expect(try Self.answeredOnEventLoop(daemon.path) == before + 1, "the second poll was not answered on the loop")
             }
-            #expect(kinds == ["image/jpeg", "image/jpeg", "application/json"], "\(kinds)")
-            _ = try connection.readToEnd(limit: 5)
+        }
+    }
+
+    /// A request the decoder cannot read, sent behind a poll that waits for a frame, is
+    /// answered in its turn: the poll's JPEG first, then Hummingbird's 400.
+    @Test func aBadRequestBehindARoutedPollIsAnsweredAfterIt() async throws {
+        try await Self.withDaemon { daemon in
+            let connection = try TestConnection(.unix(daemon.path))
+            try connection.send("GET /v1/cameras/cam/snapshot?max_age_ms=0 HTTP/1.1\r\nHost: camd\r\n\r\n"
+                                + "GET / HTTP/1.1\r\nHost camd\r\n\r\n")
+            let reader = AnswerReader(connection)
+            let poll = try reader.next()
+            #expect(poll.status == 200 && poll.header("content-type") == "image/jpeg")
+            #expect(try reader.next().status == 400)
         }
     }
 
