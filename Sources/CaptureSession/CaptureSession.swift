@@ -320,8 +320,7 @@ public actor CaptureSession {
               let frame = hub.readyFrame(maxAge: maxAge, interval: view.interval) else { return nil }
         loopUse.withLock { $0 = .now }
         let ahead = frame.snapshot.flatMap { $0.tag == view.tag ? $0.jpeg : nil }
-        let jpeg = ahead ?? ImageSettings.tagged(frame.jpeg, size: frame.size, captureTime: frame.captureTime,
-                                                 card: view.tag.card, location: view.tag.location, orientation: nil)
+        let jpeg = ahead ?? view.tag.tagged(frame.jpeg, size: frame.size, captureTime: frame.captureTime)
         return (RenderedSnapshot(jpeg: jpeg, size: frame.size, frameSize: frame.size, sequence: frame.sequence,
                                  captureTime: frame.captureTime, fromRawFrame: false), ahead != nil)
     }

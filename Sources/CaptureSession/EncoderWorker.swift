@@ -63,8 +63,7 @@ final class EncoderWorker: Sendable {
             // the next one made ahead is started early enough for it too.
             let snapshot = encoded.flatMap { encoded -> TaggedJPEG? in
                 guard !overlaidOnly, hub.isMadeAhead(generation), let tag = snapshotTag() else { return nil }
-                return TaggedJPEG(tag: tag, jpeg: ImageSettings.tagged(encoded.jpeg, size: frame.layout.size, captureTime: frame.captureTime,
-                                                                     card: tag.card, location: tag.location, orientation: nil))
+                return TaggedJPEG(tag: tag, jpeg: tag.tagged(encoded.jpeg, size: frame.layout.size, captureTime: frame.captureTime))
             }
             let seconds = (ContinuousClock.now - started).inSeconds
             hub.deliver(encoded.map {

@@ -151,29 +151,22 @@ func headOnly(_ headers: HTTPFields) -> Response {
     return response
 }
 
-/// Headers that say which frame a response carries.
-/// Which frame a snapshot is: its capture time, sequence and captured size.
-/// Appended, not set by name: a new `HTTPFields` has none of them, and setting one looks for
-/// the name first.
-func frameHeaders(_ shot: RenderedSnapshot, reservingMore more: Int = 0) -> HTTPFields {
+/// The headers of a snapshot answer (`GET .../snapshot`, on the router or the event loop):
+/// which frame it is (capture time, sequence, captured size) and its type, with room for
+/// `more` (the loop's Content-Length). Appended, not set by name: a new `HTTPFields` has none
+/// of them, and setting one looks for the name first.
+func snapshotHeaders(_ shot: RenderedSnapshot, reservingMore more: Int = 0) -> HTTPFields {
     var headers = HTTPFields()
-    headers.reserveCapacity(3 + more)
+    headers.reserveCapacity(5 + more)
     headers.append(HTTPField(name: FrameHeader.captureTime, value: FrameHeader.seconds(shot.captureTime)))
     headers.append(HTTPField(name: FrameHeader.sequence, value: String(shot.sequence)))
     headers.append(HTTPField(name: FrameHeader.size, value: shot.frameSize.description))
-    return headers
-}
-
-/// The headers of a snapshot answer (`GET .../snapshot`, on the router or the event loop),
-/// with room for `more` (the loop's Content-Length).
-func snapshotHeaders(_ shot: RenderedSnapshot, reservingMore more: Int = 0) -> HTTPFields {
-    var headers = frameHeaders(shot, reservingMore: 2 + more)
     headers.append(HTTPField(name: .contentType, value: "image/jpeg"))
     headers.append(HTTPField(name: .cacheControl, value: "no-store"))
     return headers
 }
 
-/// The names of `frameHeaders`, made once: every snapshot answer carries them.
+/// The names of the frame headers of `snapshotHeaders`, made once: every snapshot answer carries them.
 enum FrameHeader {
     static let captureTime = HTTPField.Name("X-Capture-Time")!
     static let sequence = HTTPField.Name("X-Frame-Sequence")!

@@ -78,7 +78,7 @@ def learn_a_poll(camd, period=4.0):
         assert code == 200, code
         # Made ahead of the next poll: a period less the encode's lead, at most.
         time.sleep(max(0.0, start + index * period + period * 0.97 - time.monotonic()))
-    raise RuntimeError("camd made no JPEG ahead of a poll every {period} s")
+    raise RuntimeError(f"camd made no JPEG ahead of a poll every {period} s")
 
 
 def main():
