@@ -38,6 +38,18 @@ let packedRelocations: [LinkerSetting] = {
     return []
 }()
 
+/// camd's hot functions first (issue 16: memory). The kernel maps a program's code 64 KiB at a
+/// time around each page fault, and the few MiB of code camd runs were spread over 23 MiB of
+/// text, so nearly every block of it was resident. lld puts the functions listed in
+/// Sources/camd/hot-functions.txt (scripts/bench/hot-functions.py writes it) together at the
+/// start. That needs one section per function, which release builds get from
+/// `-Xswiftc -Xfrontend -Xswiftc -function-sections` (scripts/install); without it, functions
+/// move with every other function of their file. A name the binary no longer has is skipped.
+let hotFunctionsFirst: [LinkerSetting] = packedRelocations.isEmpty ? [] : [
+    .unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/camd/hot-functions.txt",
+                  "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
+]
+
 /// camd exports none of its symbols. The toolchain's link line for `--static-swift-stdlib`
 /// passes `-export-dynamic`, which wrote 2.3 MiB of camd's own symbol names and hashes into
 /// `.dynsym` and `.dynstr`: the dynamic linker searches the executable first for every symbol
@@ -167,7 +179,8 @@ let package = Package(
         .executableTarget(name: "camd", dependencies: [
             "CaptureSession", "Daemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], swiftSettings: strict, linkerSettings: packedRelocations + noExportedSymbols),
+        ], exclude: ["hot-functions.txt"], swiftSettings: strict,
+        linkerSettings: packedRelocations + noExportedSymbols + hotFunctionsFirst),
 
         .testTarget(name: "VideoCoreTests", dependencies: ["VideoCore"], swiftSettings: strict),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CV4L2"], swiftSettings: strict),

@@ -480,15 +480,20 @@ def memory(pid):
         status = {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in f)
                   if k in ("VmHWM", "VmRSS", "RssAnon", "RssFile", "Threads")}
     by_name, name, regions = {}, None, []
+    executable = os.path.realpath(f"/proc/{pid}/exe")
+    status["executable"] = {}  # the program's own file, by the mapping's permissions
     with open(f"/proc/{pid}/smaps") as f:
         for line in f:
             fields = line.split()
             if "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:
                 name = fields[5] if len(fields) > 5 else "[anonymous]"
+                perms = fields[1]
                 start, end = (int(x, 16) for x in fields[0].split("-"))
                 regions.append({"name": name, "kib": (end - start) // 1024, "anon": 0})
             elif fields[0] == "Rss:":
                 by_name[name] = by_name.get(name, 0) + int(fields[1])
+                if name == executable:
+                    status["executable"][perms] = status["executable"].get(perms, 0) + int(fields[1])
             elif fields[0] == "Anonymous:":
                 regions[-1]["anon"] = int(fields[1])
             elif fields[0] == "AnonHugePages:":
@@ -535,6 +540,69 @@ def poll_phase(args):
     return out
 
 
+FAULT_AROUND = "/sys/kernel/debug/fault_around_bytes"
+
+
+def resident_pages(pid, binary):
+    """The pages of `binary` that process `pid` has resident, mapping by mapping: each
+    mapping's permissions, its offset in the file and the resident page numbers in it
+    (from /proc/PID/pagemap, bit 63: present)."""
+    mappings = []
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/pagemap", "rb") as pagemap:
+        for line in maps:
+            fields = line.split()
+            if len(fields) < 6 or os.path.realpath(fields[5]) != os.path.realpath(binary):
+                continue
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            pagemap.seek(start // 4096 * 8)
+            entries = pagemap.read((end - start) // 4096 * 8)
+            pages = [i for i in range((end - start) // 4096)
+                     if int.from_bytes(entries[i * 8:i * 8 + 8], "little") >> 63]
+            mappings.append({"perms": fields[1], "offset": int(fields[2], 16), "pages": pages})
+    return mappings
+
+
+def pages_phase(args):
+    """Which of camd's pages its work touches, page by page, for the link order of its hot
+    functions (scripts/bench/hot-functions.py). The kernel maps 16 pages around each page
+    fault in a file (fault-around); set to one, every resident page is one camd touched.
+    The work: start, status and metrics, steady polls every 0.5 s and 2 s, other
+    snapshots and an MJPEG stream, on vivid as in --poll-only."""
+    if not os.path.exists(FAULT_AROUND):
+        run(["mount", "-t", "debugfs", "none", "/sys/kernel/debug"])
+    with open(FAULT_AROUND) as f:
+        fault_around = f.read().strip()
+    with open(FAULT_AROUND, "w") as f:
+        f.write("4096")
+    camd = vivid_camd(args, "pages")
+    reset_fps()
+    try:
+        camd.start(timeout=120)
+        try:
+            time.sleep(3)
+            path = "/v1/cameras/vivid/snapshot"
+            for period, count in ((0.5, 12), (2.0, 8)):
+                poll_client(camd.sock, path, period, count, camd.pid, camd_age, 1)
+            for target in ("/v1/status", "/metrics", "/v1/cameras", f"{path}?max_age_ms=0"):
+                code, _, _ = call(camd.sock, "GET", target, timeout=30)
+                log(f"pages: GET {target}: {code}")
+            parts = MultipartStream()
+            with camdclient.connect(camd.sock, 10) as s:
+                s.sendall(camdclient.stream_request("vivid"))
+                until = time.monotonic() + 4
+                while time.monotonic() < until and (data := s.recv(1 << 16)):
+                    parts.feed(data)
+            log(f"pages: stream: {parts.frames} parts")
+            binary = os.stat(args.camd)
+            return {"fault_around_bytes": fault_around, "mappings": resident_pages(camd.pid, args.camd),
+                    "binary": {"path": args.camd, "size": binary.st_size, "mtime": binary.st_mtime}}
+        finally:
+            camd.stop()
+    finally:
+        with open(FAULT_AROUND, "w") as f:
+            f.write(fault_around)
+
+
 # ---------------------------------------------------------------- main
 
 def main():
@@ -550,6 +618,7 @@ def main():
     ap.add_argument("--record-only", action="store_true", help="only camd's recording vs ffmpeg -f v4l2 with libx264")
     ap.add_argument("--live-only", action="store_true", help="only camd's live H.264 vs ffmpeg -f mpegts and µStreamer's MJPEG")
     ap.add_argument("--poll-only", action="store_true", help="only camd vs µStreamer polled every 0.5 s and every 2 s")
+    ap.add_argument("--pages-only", action="store_true", help="only the pages of camd's binary its work touches")
     args = ap.parse_args()
     os.makedirs(WORK, exist_ok=True)
     os.chdir(WORK)
@@ -568,6 +637,8 @@ def main():
             res["live"] = live_phase(args)
         elif args.poll_only:
             res["poll"] = poll_phase(args)
+        elif args.pages_only:
+            res["pages"] = pages_phase(args)
         else:
             if not args.cold_only:
                 res["camd"] = camd_phase(args)
@@ -699,6 +770,9 @@ def report(res):
             for who, m in (("camd", a), ("µStreamer", b)):
                 lines.append(f"  {who}'s largest mappings (KiB): " + ", ".join(f"{os.path.basename(n)} {k}" for n, k in m["top"]))
             for who, m in (("camd", a), ("µStreamer", b)):
+                lines.append(f"  {who}'s own binary by mapping (KiB): "
+                             + ", ".join(f"{perms} {kib}" for perms, kib in m.get("executable", {}).items()))
+            for who, m in (("camd", a), ("µStreamer", b)):
                 lines.append(f"  {who}'s largest anonymous regions (KiB resident/mapped): "
                              + ", ".join(f"{anon}/{kib}" + (f" {name}" if name != "[anonymous]" else "") for anon, kib, name in m.get("anon_top", [])))
     cold = res.get("cold")
@@ -717,6 +791,11 @@ def report(res):
             f"{'fps vivid was left at':<30} {str(sorted(set(a['fps_set']))):>10} {str(sorted(set(b['fps_set']))):>10}",
             f"{'output':<30} {a['output']:>10} | {b['output']}",
         ]
+    pages = res.get("pages")
+    if pages:
+        lines += ["", "pages of camd's binary its work touched (fault-around one page; mappings in vm-compare.json)"]
+        lines += [f"  {m['perms']} at file offset {m['offset']:#x}: {len(m['pages'])} pages, "
+                  f"{len(m['pages']) * 4 / 1024:.2f} MiB" for m in pages["mappings"]]
     return "\n".join(lines) + "\n"
 
 
