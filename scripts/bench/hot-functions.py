@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The functions camd runs, for the link order that puts them together (issue 16: memory).
 
-    scripts/bench/hot-functions.py --camd BINARY [--out FILE]
+    scripts/bench/hot-functions.py --camd BINARY [--out FILE]       # about 5 minutes
     scripts/bench/hot-functions.py --check --camd BINARY [--out FILE]
 
 The kernel maps a program's code from its file 64 KiB at a time (fault-around), so one
@@ -61,9 +61,9 @@ def code_symbols(binary):
 
 def in_shared_sections(binary):
     """Names of the functions that share their file's one `.text` section with the rest of
-    it: in the toolchain's static libraries (the standard library, Foundation, the runtime
-    are built without a section per function) and in any object of the build beside
-    `binary` that was. Listing one moves its whole section."""
+    the file: in the toolchain's static libraries (the standard library, Foundation and the
+    runtime are built without a section per function), and in any object of the build
+    beside `binary` built without one. Listing one moves its whole section."""
     libraries = glob.glob(os.path.join(os.path.dirname(os.path.realpath(shutil.which("swiftc"))),
                                        "..", "lib", "swift_static", "linux", "*.a"))
     objects = glob.glob(os.path.join(os.path.dirname(os.path.realpath(binary)), "*.build", "*.o"))
@@ -120,8 +120,8 @@ def ran_under_callgrind(source):
 
 def check(binary, listed, symbols):
     present = {name for _, _, name in symbols}
-    found = [name for name in listed if name in present]
-    addresses = [(address, size) for address, size, name in symbols if name in set(found)]
+    found = {name for name in listed if name in present}
+    addresses = [(address, size) for address, size, name in symbols if name in found]
     print(f"hot-functions: {len(found)} of {len(listed)} listed names are in {binary}")
     if addresses:
         low = min(a for a, _ in addresses)
