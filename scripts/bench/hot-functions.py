@@ -23,6 +23,8 @@ camera (`scripts/bench/vm-compare --pages-only`) was tried: no less memory in th
 
 --check prints how many of the list's names the binary has and how large the block of
 listed code is: a list gone stale after many changes shows as names not found.
+SwiftPM does not know the list is an input of the link: after writing it, remove the
+binary (`rm .build/release/camd`) so that the next build links it anew.
 """
 import argparse
 import glob
