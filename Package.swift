@@ -43,7 +43,7 @@ let packedRelocations: [LinkerSetting] = {
 /// text, so nearly every block of it was resident. lld puts the functions listed in
 /// Sources/camd/hot-functions.txt (scripts/bench/hot-functions.py writes it) together at the
 /// start. That needs one section per function, which release builds get from
-/// `-Xswiftc -Xfrontend -Xswiftc -function-sections` (scripts/install); without it, functions
+/// `-Xswiftc -Xfrontend -Xswiftc -function-sections` (scripts/lib/release-flags.sh); without it, functions
 /// move with every other function of their file. A name the binary no longer has is skipped.
 let hotFunctionsFirst: [LinkerSetting] = packedRelocations.isEmpty ? [] : [
     .unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/camd/hot-functions.txt",

@@ -39,7 +39,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import camdclient  # noqa: E402
-from camdclient import Camd, MultipartStream, call  # noqa: E402
+from camdclient import Camd, call, read_stream  # noqa: E402
 
 DEFAULT_OUT = os.path.join(camdclient.REPO, "Sources", "camd", "hot-functions.txt")
 HEADER = """\
@@ -101,13 +101,8 @@ def ran_under_callgrind(source):
         call(camd.sock, "GET", f"{snapshot}?max_age_ms=0", timeout=120)
         code, _, _ = call(camd.sock, "POST", snapshot, timeout=120)  # saved as a photo
         assert code in (200, 201), f"POST {snapshot}: {code}"
-        parts = MultipartStream()
-        with camdclient.connect(camd.sock, 60) as s:
-            s.sendall(camdclient.stream_request(camd.camera))
-            until = time.monotonic() + 8
-            while time.monotonic() < until and (data := s.recv(1 << 16)):
-                parts.feed(data)
-        print(f"hot-functions: callgrind run: MJPEG stream gave {parts.frames} parts", file=sys.stderr)
+        _, _, parts = read_stream(camd.sock, f"/v1/cameras/{camd.camera}/stream", seconds=8)
+        print(f"hot-functions: callgrind run: MJPEG stream gave {len(parts)} parts", file=sys.stderr)
     finally:
         camd.stop(timeout=300)
     names = set()

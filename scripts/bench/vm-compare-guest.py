@@ -563,9 +563,10 @@ def resident_pages(pid, binary):
 
 
 def pages_phase(args):
-    """Which of camd's pages its work touches, page by page, for the link order of its hot
-    functions (scripts/bench/hot-functions.py). The kernel maps 16 pages around each page
-    fault in a file (fault-around); set to one, every resident page is one camd touched.
+    """Which of camd's pages its work touches, page by page: the floor of its resident code
+    that the link order of its hot functions (scripts/bench/hot-functions.py) comes near. The
+    kernel maps 16 pages around each page fault in a file (fault-around); set to one, every
+    resident page is one camd touched.
     The work: start, status and metrics, steady polls every 0.5 s and 2 s, other
     snapshots and an MJPEG stream, on vivid as in --poll-only."""
     if not os.path.exists(FAULT_AROUND):
@@ -586,16 +587,9 @@ def pages_phase(args):
             for target in ("/v1/status", "/metrics", "/v1/cameras", f"{path}?max_age_ms=0"):
                 code, _, _ = call(camd.sock, "GET", target, timeout=30)
                 log(f"pages: GET {target}: {code}")
-            parts = MultipartStream()
-            with camdclient.connect(camd.sock, 10) as s:
-                s.sendall(camdclient.stream_request("vivid"))
-                until = time.monotonic() + 4
-                while time.monotonic() < until and (data := s.recv(1 << 16)):
-                    parts.feed(data)
-            log(f"pages: stream: {parts.frames} parts")
-            binary = os.stat(args.camd)
-            return {"fault_around_bytes": fault_around, "mappings": resident_pages(camd.pid, args.camd),
-                    "binary": {"path": args.camd, "size": binary.st_size, "mtime": binary.st_mtime}}
+            _, _, parts = camdclient.read_stream(camd.sock, "/v1/cameras/vivid/stream", seconds=4)
+            log(f"pages: stream: {len(parts)} parts")
+            return {"fault_around_bytes": fault_around, "mappings": resident_pages(camd.pid, args.camd)}
         finally:
             camd.stop()
     finally:
