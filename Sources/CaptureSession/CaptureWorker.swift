@@ -73,7 +73,8 @@ final class CaptureWorker: Sendable {
             do {
                 source = try open(settings.device, settings.request, controls)
                 // The frames status's frame_memory_bytes counts: the newest, one per encoder.
-                source.keepFrames(1 + max(1, settings.encoderThreads))
+                // The newest is filled again with the next frame when the others are held.
+                source.keepFrames(1 + max(1, settings.encoderThreads)) { [hub] in hub.releaseNewestRaw() }
             } catch {
                 if Self.isPermanent(error) {
                     events(.failed(error))

@@ -163,6 +163,17 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         for continuation in ready { continuation.resume(returning: frame) }
     }
 
+    /// Lets go of the newest raw frame for the capture thread, which fills its box with the
+    /// next frame when every other box is held (`FrameRecycler.takeBackNewest`). Until the
+    /// next `publish`, a copy's time later, there is no newest frame: whoever comes for one
+    /// waits for the next, as after `publishUnread`. A frame already taken (an encoder, a
+    /// render) is theirs still; only the hub's reference goes.
+    func releaseNewestRaw() {
+        condition.lock()
+        latestRaw = nil
+        condition.unlock()
+    }
+
     /// Counts a frame nobody wanted, whose pixels were left in the driver's buffer. The
     /// previous frame is forgotten too: it is no longer the newest, so never served as such.
     func publishUnread(monotonicTime: Double) {

@@ -19,13 +19,14 @@ public protocol FrameSource: AnyObject {
     var droppedFrames: Int { get }
     /// Stops streaming and releases the device.
     func stop()
-    /// How many frame buffers the source keeps for reuse (`FrameRecycler`).
-    func keepFrames(_ count: Int)
+    /// How many frame buffers the source keeps for reuse (`FrameRecycler`), and what lets
+    /// go of the newest frame when all of them are held (`FrameRecycler.takeBackNewest`).
+    func keepFrames(_ count: Int, takingBackNewest: @escaping @Sendable () -> Void)
 }
 
 extension FrameSource {
     /// Sources that allocate no frames of their own keep none.
-    public func keepFrames(_ count: Int) {}
+    public func keepFrames(_ count: Int, takingBackNewest: @escaping @Sendable () -> Void) {}
 
     /// Sources that cannot leave pixels unread take the frame and drop it.
     public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
@@ -108,7 +109,10 @@ public final class V4L2Source: FrameSource {
         stream = try CaptureStream(device: device, configuration: configuration)
     }
 
-    public func keepFrames(_ count: Int) { stream.recycler.limit = count }
+    public func keepFrames(_ count: Int, takingBackNewest: @escaping @Sendable () -> Void) {
+        stream.recycler.limit = count
+        stream.recycler.takeBackNewest = takingBackNewest
+    }
 
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
         try stream.nextFrame(timeout: timeout)

@@ -18,7 +18,10 @@ public final class LibCameraSource: FrameSource {
         stream = try LibCameraStream(device: device, configuration: try device.configure(request), controls: initial)
     }
 
-    public func keepFrames(_ count: Int) { stream.recycler.limit = count }
+    public func keepFrames(_ count: Int, takingBackNewest: @escaping @Sendable () -> Void) {
+        stream.recycler.limit = count
+        stream.recycler.takeBackNewest = takingBackNewest
+    }
 
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
         try stream.nextFrame(timeout: timeout)

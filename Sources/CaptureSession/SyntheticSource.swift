@@ -65,7 +65,10 @@ public final class SyntheticSource: FrameSource {
         return frame
     }
 
-    public func keepFrames(_ count: Int) { recycler.limit = count }
+    public func keepFrames(_ count: Int, takingBackNewest: @escaping @Sendable () -> Void) {
+        recycler.limit = count
+        recycler.takeBackNewest = takingBackNewest
+    }
 
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
         let (monotonic, wallClock) = waitForFrame()

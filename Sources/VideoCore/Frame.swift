@@ -78,6 +78,14 @@ public struct FrameRecycler {
 
     public static let defaultLimit = 3
 
+    /// Asked to let go of the newest frame when every box is held, before a new box is made
+    /// (the capture session's hub drops its newest raw frame nobody has taken). The frame
+    /// about to be filled replaces that one anyway: filling its box instead of a new one
+    /// keeps the boxes at the frames consumers hold and one more. While an encoder holds a
+    /// frame (an encode takes longer than a frame interval on a slow machine) that is two
+    /// boxes, not three, 0.6 MiB at 640x480 YUYV and 4 MiB at 1080p (issue 16).
+    public var takeBackNewest: (@Sendable () -> Void)?
+
     public init(limit: Int = FrameRecycler.defaultLimit) {
         self.limit = max(1, limit)
     }
@@ -86,9 +94,10 @@ public struct FrameRecycler {
     public mutating func storage(count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> FrameStorage {
         // Frames of another size (a restart with new settings) are not kept.
         boxes.removeAll { $0.bytes.count != count }
-        for index in boxes.indices where isKnownUniquelyReferenced(&boxes[index]) {
-            boxes[index].bytes.withUnsafeMutableBytes(fill)
-            return boxes[index]
+        if let box = refill(fill) { return box }
+        if let takeBackNewest, !boxes.isEmpty {
+            takeBackNewest()
+            if let box = refill(fill) { return box }
         }
         let box = FrameStorage([UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             fill(UnsafeMutableRawBufferPointer(buffer))
@@ -96,5 +105,14 @@ public struct FrameRecycler {
         })
         if boxes.count < limit { boxes.append(box) }
         return box
+    }
+
+    /// A kept box no frame refers to, filled by `fill`; nil when every one is held.
+    private mutating func refill(_ fill: (UnsafeMutableRawBufferPointer) -> Void) -> FrameStorage? {
+        for index in boxes.indices where isKnownUniquelyReferenced(&boxes[index]) {
+            boxes[index].bytes.withUnsafeMutableBytes(fill)
+            return boxes[index]
+        }
+        return nil
     }
 }

@@ -51,3 +51,53 @@ extension FrameRecyclerTests {
         #expect(Set(again).isSubset(of: Set(ids.prefix(2))), "a box beyond the limit was kept")
     }
 }
+
+extension FrameRecyclerTests {
+    /// Stands in for the capture session's hub: it holds the newest frame until asked to let go.
+    final class Newest: @unchecked Sendable {  // touched by one thread, the test's
+        var box: FrameStorage?
+        var asked = 0
+    }
+
+    @Test func whenEveryBoxIsHeldTheNewestIsTakenBackBeforeANewBoxIsMade() {
+        let newest = Newest()
+        var recycler = FrameRecycler(limit: 3)
+        recycler.takeBackNewest = { newest.asked += 1; newest.box = nil }
+        // An encoder holds frame 1 while frame 2 is the newest, as when an encode takes longer than a frame interval.
+        let encoding = recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: 1) }
+        newest.box = recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: 2) }
+        let second = ObjectIdentifier(newest.box!)
+        #expect(newest.asked == 1, "asked once, when frame 2 found frame 1 held and nothing newest to take back")
+        let third = recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: 3) }
+        #expect(newest.asked == 2)
+        #expect(ObjectIdentifier(third) == second, "frame 3 went into frame 2's box, not a third one")
+        #expect(third.bytes == [UInt8](repeating: 3, count: 8))
+        #expect(encoding.bytes == [UInt8](repeating: 1, count: 8), "the frame being encoded never changes")
+    }
+
+    @Test func aFreeBoxIsFilledWithoutTakingTheNewestBack() {
+        let newest = Newest()
+        var recycler = FrameRecycler(limit: 3)
+        var encoded: FrameStorage? = recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: 1) }
+        newest.box = recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: 2) }
+        recycler.takeBackNewest = { newest.asked += 1; newest.box = nil }
+        let first = ObjectIdentifier(encoded!)
+        encoded = nil  // the encoder is done with frame 1
+        let next = recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: 3) }
+        #expect(ObjectIdentifier(next) == first, "frame 3 went into frame 1's free box")
+        #expect(newest.asked == 0)
+        #expect(newest.box?.bytes == [UInt8](repeating: 2, count: 8), "the newest frame stays for whoever comes for it")
+    }
+
+    @Test func aNewestFrameSomeoneTookIsTheirsAndANewBoxIsMade() {
+        let newest = Newest()
+        var recycler = FrameRecycler(limit: 3)
+        recycler.takeBackNewest = { newest.asked += 1; newest.box = nil }
+        newest.box = recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: 1) }
+        let taken = newest.box!  // a render took the newest frame
+        let next = recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: 2) }
+        #expect(newest.asked == 1)
+        #expect(next !== taken)
+        #expect(taken.bytes == [UInt8](repeating: 1, count: 8), "a frame a consumer holds never changes")
+    }
+}
