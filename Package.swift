@@ -89,8 +89,6 @@ let package = Package(
                        providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CLibV4LConvert", pkgConfig: "libv4lconvert",
                        providers: [.apt(["libv4l-dev"])]),
-        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
-                       providers: [.apt(["libsystemd-dev"])]),
         // FFmpeg's headers (libavcodec-dev, libavformat-dev, libavutil-dev), and stubs that load its
         // libraries on first use instead of linking them (scripts/gen-lazy-stubs; issue 16).
         .target(name: "CFFmpeg", dependencies: ["CLazyLibraries"], exclude: ["lazy.spec"]),
@@ -154,7 +152,7 @@ let package = Package(
         ], swiftSettings: strict + [.unsafeFlags(gstreamerHeaders.flatMap { ["-Xcc", $0] })]),
         // The daemon's wiring that tests reach: configuration, systemd, services.
         .target(name: "Daemon", dependencies: [
-            "CaptureSession", "ControlAPI", "RTSP", "V4L2", "JPEG", "CSystemd", "CV4L2", "CMalloc",
+            "CaptureSession", "ControlAPI", "RTSP", "V4L2", "JPEG", "CV4L2", "CMalloc",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
