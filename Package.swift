@@ -50,6 +50,18 @@ let hotFunctionsFirst: [LinkerSetting] = packedRelocations.isEmpty ? [] : [
                   "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
 ]
 
+/// camd carries the few parts of the C++ runtime it uses (issue 16: memory). The Swift runtime
+/// and toml++ (under TOMLKit) are C++: linked to libstdc++.so, camd had the whole library mapped
+/// and relocated and ran its start-up (iostreams, locales), 0.85 MiB resident in the vivid VM.
+/// From libstdc++.a the functions it calls add about 0.1 MiB to camd's own code. The toolchain's
+/// link line asks for `-lstdc++` itself, so this puts a folder first in the search whose
+/// libstdc++.so is a linker script naming the archive (Sources/camd/static-cxx). The libcamera
+/// shim, dlopened later, brings libstdc++.so with it as before: only C crosses its interface,
+/// and camd exports none of its own copy (`noExportedSymbols`).
+let staticCxxRuntime: [LinkerSetting] = packedRelocations.isEmpty ? [] : [
+    .unsafeFlags(["-L", "\(Context.packageDirectory)/Sources/camd/static-cxx"], .when(configuration: .release)),
+]
+
 /// camd exports none of its symbols. The toolchain's link line for `--static-swift-stdlib`
 /// passes `-export-dynamic`, which wrote 2.3 MiB of camd's own symbol names and hashes into
 /// `.dynsym` and `.dynstr`: the dynamic linker searches the executable first for every symbol
@@ -177,8 +189,8 @@ let package = Package(
         .executableTarget(name: "camd", dependencies: [
             "CaptureSession", "Daemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], exclude: ["hot-functions.txt"], swiftSettings: strict,
-        linkerSettings: packedRelocations + noExportedSymbols + hotFunctionsFirst),
+        ], exclude: ["hot-functions.txt", "static-cxx"], swiftSettings: strict,
+        linkerSettings: packedRelocations + noExportedSymbols + hotFunctionsFirst + staticCxxRuntime),
 
         .testTarget(name: "VideoCoreTests", dependencies: ["VideoCore"], swiftSettings: strict),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CV4L2"], swiftSettings: strict),
