@@ -80,6 +80,22 @@ import VideoCore
         #expect(try await waiter.value.sequence == 3, "frame 1 was served after a newer frame had come")
     }
 
+    /// The capture thread takes the newest frame's box back to fill it with the next frame:
+    /// until that one is published nobody is handed the box being written, and a frame
+    /// someone took before stays as it was.
+    @Test func theNewestFrameTakenBackIsServedToNobody() async throws {
+        let hub = FrameHub()
+        _ = hub.reopen()
+        hub.publish(frame(1, at: 1))
+        let taken = try await hub.rawFrame(notBefore: 0, timeout: .seconds(5))
+        hub.releaseNewestRaw()
+        let waiter = Task { try await hub.rawFrame(notBefore: 0, timeout: .seconds(5)) }
+        try await Task.sleep(for: .milliseconds(50))
+        hub.publish(frame(2, at: 2))
+        #expect(try await waiter.value.sequence == 2, "a frame was served while its box was being filled")
+        #expect(taken.sequence == 1 && taken.bytes == [UInt8](repeating: 128, count: 8), "a frame taken before is as it was")
+    }
+
     /// A thumbnail rendered from the raw frame asks the encoders for nothing.
     @Test func aRawFrameWaiterWakesNoEncoder() async throws {
         let hub = FrameHub()
