@@ -19,8 +19,7 @@ public final class LibCameraSource: FrameSource {
     }
 
     public func keepFrames(_ count: Int, takingBackNewest: @escaping @Sendable () -> Void) {
-        stream.recycler.limit = count
-        stream.recycler.takeBackNewest = takingBackNewest
+        stream.recycler.keep(count, takingBackNewest: takingBackNewest)
     }
 
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {

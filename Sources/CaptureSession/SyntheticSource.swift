@@ -66,8 +66,7 @@ public final class SyntheticSource: FrameSource {
     }
 
     public func keepFrames(_ count: Int, takingBackNewest: @escaping @Sendable () -> Void) {
-        recycler.limit = count
-        recycler.takeBackNewest = takingBackNewest
+        recycler.keep(count, takingBackNewest: takingBackNewest)
     }
 
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {

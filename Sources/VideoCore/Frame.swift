@@ -90,6 +90,13 @@ public struct FrameRecycler {
         self.limit = max(1, limit)
     }
 
+    /// Keeps `count` boxes, and asks `takeBackNewest` for the newest frame's box when all
+    /// are held: what a capture source is told (`FrameSource.keepFrames`).
+    public mutating func keep(_ count: Int, takingBackNewest: @escaping @Sendable () -> Void) {
+        limit = count
+        takeBackNewest = takingBackNewest
+    }
+
     /// A box of `count` bytes filled by `fill`, which must write all of them.
     public mutating func storage(count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> FrameStorage {
         // Frames of another size (a restart with new settings) are not kept.
