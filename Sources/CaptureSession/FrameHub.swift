@@ -6,9 +6,9 @@ import VideoCore
 ///
 /// Holds the newest raw frame (the latest-frame slot), the newest encoded
 /// frame, snapshot waiters and stream subscribers. The capture thread only ever
-/// replaces the raw frame (it never waits for anyone), and copies a frame's
-/// pixels out of the driver's buffer only while someone may want them
-/// (`wantsPixels`), so an idle camera costs neither a copy nor an encode.
+/// replaces the raw frame (it never waits for anyone), and keeps a frame's
+/// pixels (the driver's buffer lent, or a copy) only while someone may want them
+/// (`wantsPixels`), so an idle camera holds no buffer and costs no encode.
 /// The encoder threads (a pool) take the newest raw frame each while someone
 /// wants JPEGs, and deliver in capture order. A raw-frame waiter (a thumbnail
 /// rendered from the camera's own planes) wakes no encoder at all. Each

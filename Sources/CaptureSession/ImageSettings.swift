@@ -95,16 +95,11 @@ public struct ImageSettings: Sendable, Hashable {
                                location: EXIF.GPSPosition? = nil,
                                pipeline: ImagePipeline = ImagePipeline()) throws(ImageError) -> (jpeg: [UInt8], size: FrameSize) {
         let overlay = textOverlay(time: frame.captureTime, camera: camera, sequence: UInt64(frame.sequence))
-        var result: Result<[UInt8], ImageError> = .failure(.unreadableImage("empty frame"))
-        frame.bytes.withUnsafeBytes { bytes in
-            do throws(ImageError) {
-                result = .success(try pipeline.jpeg(frame: bytes, layout: frame.layout, geometry: geometry, overlay: overlay, quality: quality))
-            } catch {
-                result = .failure(error)
-            }
+        let jpeg = try frame.withUnsafeBytes { (bytes) throws(ImageError) in
+            try pipeline.jpeg(frame: bytes, layout: frame.layout, geometry: geometry, overlay: overlay, quality: quality)
         }
         let size = try geometry.outputSize(for: frame.layout.size)
-        return (Self.tagged(try result.get(), size: size, captureTime: frame.captureTime, card: card, location: location,
+        return (Self.tagged(jpeg, size: size, captureTime: frame.captureTime, card: card, location: location,
                        orientation: geometry.exifOrientation), size)
     }
 

@@ -51,12 +51,7 @@ public final class FrameEncoder {
     }
 
     public func encode(_ frame: Frame) throws(FrameEncodingError) -> [UInt8] {
-        var result: Result<[UInt8], FrameEncodingError> = .failure(.unsupportedFormat(frame.layout.format))
-        frame.bytes.withUnsafeBytes { bytes in
-            do throws(FrameEncodingError) { result = .success(try encode(bytes, layout: frame.layout)) }
-            catch { result = .failure(error) }
-        }
-        return try result.get()
+        try frame.withUnsafeBytes { (bytes) throws(FrameEncodingError) in try encode(bytes, layout: frame.layout) }
     }
 
     /// Encodes `frame`, and with an `overlay` also a copy with the text drawn in: the live
@@ -92,8 +87,8 @@ public final class FrameEncoder {
     /// formats that are not Y'CbCr. A frame too short for its layout is refused.
     private func convertPlanes(_ frame: Frame) throws(FrameEncodingError) -> Bool {
         guard !frame.layout.format.isJPEG, let needed = PlaneConversion.requiredBytes(frame.layout) else { return false }
-        guard frame.bytes.count >= needed else { throw .shortFrame(expected: needed, got: frame.bytes.count) }
-        _ = frame.bytes.withUnsafeBytes { PlaneConversion.convert($0, layout: frame.layout, into: &planes) }
+        guard frame.byteCount >= needed else { throw .shortFrame(expected: needed, got: frame.byteCount) }
+        _ = frame.withUnsafeBytes { PlaneConversion.convert($0, layout: frame.layout, into: &planes) }
         return true
     }
 

@@ -1,4 +1,5 @@
 import CV4L2
+import Synchronization
 import SystemPackage
 import VideoCore
 #if canImport(Glibc)
@@ -11,11 +12,20 @@ import Glibc
 /// caller gets the freshest frame, and requeues the rest at once. Broken frames
 /// (`V4L2_BUF_FLAG_ERROR`, empty, or shorter than an uncompressed frame must be)
 /// are dropped and counted, never returned.
+///
+/// A frame is the driver's buffer itself, lent without a copy, while the driver keeps
+/// `reserve` others to fill; the buffer is requeued once no frame refers to it. Past that
+/// (consumers holding frames longer than a frame interval) frames are copied into the
+/// recycler's boxes and their buffers requeued at once, so capture never waits for them.
 public final class CaptureStream {
     public let device: VideoDevice
     public let configuration: CaptureConfiguration
     public private(set) var statistics = Statistics()
-    private var buffers: [(address: UnsafeRawPointer, length: Int)] = []
+    private var buffers: [MappedBuffer] = []
+    /// The buffers lent out as frames, by index: the driver is without them until they come back.
+    private var lent: Set<UInt32> = []
+    /// Where frames give their buffers back, from whichever thread let go of the last one.
+    private let returns = BufferReturns()
     private var streaming = false
     private var lastSequence: UInt32?
 
@@ -34,6 +44,9 @@ public final class CaptureStream {
     /// Maps `count` buffers and starts streaming.
     /// Buffers asked of the driver: one being filled, one being read, two in reserve.
     public static let defaultBufferCount = 4
+    /// Buffers the driver keeps to fill whatever is lent: one being filled and one ready, so
+    /// a frame is never dropped for want of a buffer.
+    public static let reserve = 2
 
     public init(device: VideoDevice, configuration: CaptureConfiguration, bufferCount: Int = CaptureStream.defaultBufferCount) throws(DeviceError) {
         self.device = device
@@ -50,7 +63,7 @@ public final class CaptureStream {
             var buffer = Self.emptyBuffer(index: index)
             try Self.starting(device, CV4L2_VIDIOC_QUERYBUF, &buffer, "querying buffer \(index)")
             switch Syscall.mapBuffer(device.fd, length: Int(buffer.length), offset: Int(buffer.m.offset)) {
-            case .success(let address): buffers.append((address, Int(buffer.length)))
+            case .success(let address): buffers.append(MappedBuffer(UnsafeRawBufferPointer(start: address, count: Int(buffer.length))))
             case .failure(let error):
                 throw DeviceError(.streamFailed, path: device.path, "\(device.path): mapping buffer \(index) failed: \(error)", errno: error)
             }
@@ -86,14 +99,16 @@ public final class CaptureStream {
                           errno: error)
     }
 
-    /// Stops streaming and releases the buffers; the device stays open.
+    /// Stops streaming and releases the buffers; the device stays open. A frame lent a buffer
+    /// stays readable: its mapping goes with the last frame (the driver orphans such buffers).
     public func stop() {
         if streaming {
             var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
             _ = Syscall.ioctl(device.fd, CV4L2_VIDIOC_STREAMOFF, &type)
             streaming = false
         }
-        for buffer in buffers { Syscall.unmapBuffer(buffer.address, length: buffer.length) }
+        returns.close()
+        lent.removeAll()
         if !buffers.isEmpty {
             buffers.removeAll()
             var release = v4l2_requestbuffers()
@@ -103,21 +118,51 @@ public final class CaptureStream {
         }
     }
 
-    /// Waits for the freshest good frame and copies it out.
+    /// Waits for the freshest good frame: its buffer lent, or a copy (see the type's comment).
     ///
     /// - Parameter timeout: how long to wait for a good frame before throwing `.timeout`
     ///   (a stalled device is an error, never a hang).
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
-        let layout = configuration.layout
-        return try withNextFrame(timeout: timeout) { bytes, metadata in
-            let storage = recycler.storage(count: bytes.count) { $0.copyMemory(from: bytes) }
-            return Frame(layout: layout, storage: storage, sequence: metadata.sequence,
-                         monotonicTime: metadata.monotonicTime, captureTime: metadata.captureTime)
+        try requeueReturned()
+        var buffer = try dequeueFreshest(timeout: timeout)
+        statistics.delivered += 1
+        let metadata = metadata(of: buffer), mapped = buffers[Int(buffer.index)]
+        let bytes = UnsafeRawBufferPointer(rebasing: mapped.bytes[..<Int(buffer.bytesused)])
+        let storage: FrameStorage
+        if try mayLend() {
+            lent.insert(buffer.index)
+            let returns = self.returns, index = buffer.index
+            storage = FrameStorage(lending: bytes) { withExtendedLifetime(mapped) { returns.giveBack(index) } }
+        } else {
+            storage = recycler.storage(count: bytes.count) { $0.copyMemory(from: bytes) }
+            try? requeue(&buffer)
         }
+        return Frame(layout: configuration.layout, storage: storage, sequence: metadata.sequence,
+                     monotonicTime: metadata.monotonicTime, captureTime: metadata.captureTime)
     }
 
-    /// The buffers frames are copied into, reused once no frame refers to them.
+    /// The boxes frames are copied into when none may be lent its buffer, reused once no
+    /// frame refers to them. Its `takeBackNewest` also frees a buffer to lend.
     public var recycler = FrameRecycler()
+
+    /// Whether the frame just dequeued may keep its buffer, leaving the driver `reserve`.
+    /// If not, the newest frame is asked back first: the frame being read replaces it anyway.
+    private func mayLend() throws(DeviceError) -> Bool {
+        let fits = { self.lent.count + 1 + Self.reserve <= self.buffers.count }
+        if fits() { return true }
+        guard let takeBackNewest = recycler.takeBackNewest else { return false }
+        takeBackNewest()
+        try requeueReturned()
+        return fits()
+    }
+
+    /// Gives the driver back the buffers whose frames are gone.
+    private func requeueReturned() throws(DeviceError) {
+        for index in returns.take() where lent.remove(index) != nil {
+            var buffer = Self.emptyBuffer(index: index)
+            try requeue(&buffer)
+        }
+    }
 
     /// Where a frame came from, for a caller that reads the mapped bytes in place.
     public struct FrameMetadata: Sendable {
@@ -130,6 +175,16 @@ public final class CaptureStream {
     /// which must not keep them: the buffer goes back to the driver when it returns.
     public func withNextFrame<T>(timeout: Duration,
                                  _ body: (UnsafeRawBufferPointer, FrameMetadata) throws(DeviceError) -> T) throws(DeviceError) -> T {
+        try requeueReturned()
+        var buffer = try dequeueFreshest(timeout: timeout)
+        defer { try? requeue(&buffer) }
+        statistics.delivered += 1
+        let bytes = UnsafeRawBufferPointer(rebasing: buffers[Int(buffer.index)].bytes[..<Int(buffer.bytesused)])
+        return try body(bytes, metadata(of: buffer))
+    }
+
+    /// Waits for the freshest good frame and dequeues it: the caller requeues or lends it.
+    private func dequeueFreshest(timeout: Duration) throws(DeviceError) -> v4l2_buffer {
         let deadline = ContinuousClock.now + timeout
         while true {
             let remaining = deadline - ContinuousClock.now
@@ -153,13 +208,7 @@ public final class CaptureStream {
                 try requeue(&probe)
                 continue
             }
-            if let frame = try drainToFreshest() {
-                defer { var done = frame; try? requeue(&done) }
-                let metadata = metadata(of: frame)
-                statistics.delivered += 1
-                let bytes = UnsafeRawBufferPointer(start: buffers[Int(frame.index)].address, count: Int(frame.bytesused))
-                return try body(bytes, metadata)
-            }
+            if let frame = try drainToFreshest() { return frame }
         }
     }
 
@@ -189,7 +238,7 @@ public final class CaptureStream {
 
     private func isBroken(_ buffer: v4l2_buffer) -> Bool {
         if buffer.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0 || buffer.bytesused == 0 { return true }
-        if Int(buffer.index) >= buffers.count || Int(buffer.bytesused) > buffers[Int(buffer.index)].length { return true }
+        if Int(buffer.index) >= buffers.count || Int(buffer.bytesused) > buffers[Int(buffer.index)].bytes.count { return true }
         // An uncompressed frame has a known size; fewer bytes means it was cut short.
         let layout = configuration.layout
         if !layout.format.isJPEG, configuration.bufferSize > 0, Int(buffer.bytesused) < configuration.bufferSize {
@@ -227,5 +276,36 @@ public final class CaptureStream {
         buffer.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
         buffer.memory = V4L2_MEMORY_MMAP.rawValue
         return buffer
+    }
+}
+
+/// One of the driver's buffers mapped into camd. It is unmapped once neither the stream nor
+/// a frame lent it holds it: a frame may outlive its stream (a stop, a restart).
+final class MappedBuffer: @unchecked Sendable {  // never changes; the mapping is read-only
+    let bytes: UnsafeRawBufferPointer
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    deinit { Syscall.unmapBuffer(bytes.baseAddress!, length: bytes.count) }
+}
+
+/// The indices of lent buffers whose frames are gone, given back from any thread and
+/// requeued by the capture thread before it next waits. A stopped stream takes none back.
+final class BufferReturns: Sendable {
+    private let state = Mutex<(indices: [UInt32], open: Bool)>(([], true))
+
+    func giveBack(_ index: UInt32) {
+        state.withLock { if $0.open { $0.indices.append(index) } }
+    }
+
+    func take() -> [UInt32] {
+        state.withLock { state in
+            defer { state.indices.removeAll(keepingCapacity: true) }
+            return state.indices
+        }
+    }
+
+    func close() {
+        state.withLock { $0 = ([], false) }
     }
 }

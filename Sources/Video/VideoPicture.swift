@@ -54,7 +54,7 @@ public final class VideoPicture {
             // Checked as the snapshot path checks it: a truncated frame decodes with only a
             // warning, its missing rows grey, and would be encoded into the video.
             let jpeg: [UInt8]
-            switch source.bytes.withUnsafeBytes({ JPEGValidation.validate($0) }) {
+            switch source.withUnsafeBytes({ JPEGValidation.validate($0) }) {
             case .success(let whole): jpeg = whole
             case .failure(let problem): throw VideoError(.unsupportedFormat, "a broken MJPEG frame: \(problem)")
             }
@@ -70,11 +70,12 @@ public final class VideoPicture {
         default:
             let packed = PlaneConversion.packedPositions(layout.format)
             let planes = packed == nil ? Self.sourcePlanes(layout) : nil
-            guard let needed = PlaneConversion.requiredBytes(layout), source.bytes.count >= needed, packed != nil || planes != nil else {
+            guard let needed = PlaneConversion.requiredBytes(layout), source.byteCount >= needed, packed != nil || planes != nil else {
                 throw VideoError(.unsupportedFormat, "\(layout.format) frames cannot be encoded to H.264 here; "
                                  + "choose YUYV, NV12, YU12 or MJPEG with `format`")
             }
-            source.bytes.withUnsafeBufferPointer { bytes in
+            source.withUnsafeBytes { raw in
+                let bytes = raw.assumingMemoryBound(to: UInt8.self)
                 if let packed, let base = bytes.baseAddress {
                     copyPacked(base, stride: PlaneConversion.stride(layout), positions: packed)
                 } else if let planes {

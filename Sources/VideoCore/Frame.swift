@@ -28,10 +28,20 @@ public enum ColorRange: String, Hashable, Sendable, Codable {
 /// One captured frame: its bytes and where they came from.
 public struct Frame: Sendable {
     public var layout: FrameLayout
-    /// The box the bytes are kept in; a capture source reuses it once no frame refers to it.
+    /// Where the bytes are kept: a box the capture source fills again, or a driver's buffer it
+    /// lends, once no frame refers to it.
     public let storage: FrameStorage
-    /// The frame's bytes.
+    /// The frame's bytes, copied out of a driver's buffer where the frame lies in one:
+    /// readers of every frame use `withUnsafeBytes`.
     public var bytes: [UInt8] { storage.bytes }
+    /// How many bytes the frame has.
+    public var byteCount: Int { storage.count }
+
+    /// Lends the frame's bytes to `body`, wherever they lie (a box or a driver's buffer).
+    public func withUnsafeBytes<Result, Failure: Error>(
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result) throws(Failure) -> Result {
+        try storage.withUnsafeBytes(body)
+    }
     /// The driver's frame counter; gaps mean frames were dropped.
     public var sequence: UInt32
     /// When the frame was captured, in CLOCK_MONOTONIC seconds (the driver's timestamp).
@@ -52,13 +62,50 @@ public struct Frame: Sendable {
     }
 }
 
-/// The bytes of one frame, in a box that a `FrameRecycler` fills again once no frame
-/// refers to it any more. `bytes` is written only by a FrameRecycler, and only while it
-/// holds the one reference to the box, so no other thread can be reading it then.
-public final class FrameStorage: @unchecked Sendable {  // bytes written only while uniquely referenced
-    public fileprivate(set) var bytes: [UInt8]
+/// The bytes of one frame: either a box that a `FrameRecycler` fills again once no frame
+/// refers to it any more, or a driver's buffer lent until the last frame referring to it
+/// goes (a V4L2 buffer read where the camera wrote it, as µStreamer encodes). A box is
+/// written only by a FrameRecycler, and only while it holds the one reference to it, so no
+/// other thread can be reading it then; a lent buffer is never written.
+public final class FrameStorage: @unchecked Sendable {  // a box is written only while uniquely referenced; a lent buffer never
+    fileprivate var box: [UInt8]
+    private let lent: UnsafeRawBufferPointer?
+    private let giveBack: (@Sendable () -> Void)?
 
-    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    public init(_ bytes: [UInt8]) {
+        box = bytes
+        lent = nil
+        giveBack = nil
+    }
+
+    /// Bytes that stay readable, and unchanged, until `giveBack` is called: when the last
+    /// frame referring to this storage goes, on whichever thread lets go of it.
+    public init(lending bytes: UnsafeRawBufferPointer, giveBack: @escaping @Sendable () -> Void) {
+        box = []
+        lent = bytes
+        self.giveBack = giveBack
+    }
+
+    deinit { giveBack?() }
+
+    /// Whether the bytes lie in a lent buffer rather than a box of camd's own.
+    public var isLent: Bool { lent != nil }
+
+    public var count: Int { lent?.count ?? box.count }
+
+    /// The bytes as an array: the box itself, or a copy of a lent buffer.
+    public var bytes: [UInt8] { lent.map { [UInt8]($0) } ?? box }
+
+    public func withUnsafeBytes<Result, Failure: Error>(
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result) throws(Failure) -> Result {
+        if let lent { return try body(lent) }
+        // Not Array.withUnsafeBytes: its closure cannot throw a typed error through it.
+        var result: Swift.Result<Result, Failure>?
+        box.withUnsafeBytes { bytes in
+            do throws(Failure) { result = .success(try body(bytes)) } catch { result = .failure(error) }
+        }
+        return try result!.get()
+    }
 }
 
 /// Frame storage for one capture source, reused: a camera captures 30 frames a second for
@@ -100,7 +147,7 @@ public struct FrameRecycler {
     /// A box of `count` bytes filled by `fill`, which must write all of them.
     public mutating func storage(count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) -> FrameStorage {
         // Frames of another size (a restart with new settings) are not kept.
-        boxes.removeAll { $0.bytes.count != count }
+        boxes.removeAll { $0.box.count != count }
         if let box = refill(fill) { return box }
         if let takeBackNewest, !boxes.isEmpty {
             takeBackNewest()
@@ -117,7 +164,7 @@ public struct FrameRecycler {
     /// A kept box no frame refers to, filled by `fill`; nil when every one is held.
     private mutating func refill(_ fill: (UnsafeMutableRawBufferPointer) -> Void) -> FrameStorage? {
         for index in boxes.indices where isKnownUniquelyReferenced(&boxes[index]) {
-            boxes[index].bytes.withUnsafeMutableBytes(fill)
+            boxes[index].box.withUnsafeMutableBytes(fill)
             return boxes[index]
         }
         return nil

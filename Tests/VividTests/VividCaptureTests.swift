@@ -1,3 +1,4 @@
+import Foundation
 import CamdTestSupport
 import CaptureSession
 import JPEG
@@ -160,6 +161,38 @@ struct VividCaptureTests {
         }
     }
 
+    /// Frames are the driver's buffers, lent without a copy, while the driver keeps two to
+    /// fill; frames held past that are copies, so capture goes on; a lent frame never
+    /// changes, and stays readable after its buffer is requeued elsewhere or the stream stops.
+    @Test func framesAreLentTheDriversBuffersWhileTwoAreLeftToFill() throws {
+        let source = try V4L2Source(path: Vivid.capture, request: CaptureRequest(format: .yuyv, size: FrameSize(width: 640, height: 480), fps: 25))
+        defer { source.stop() }
+        #expect(CaptureStream.defaultBufferCount == 4)
+        let held = HeldFrames()
+        held.frames = [try source.nextFrame(timeout: .seconds(10)), try source.nextFrame(timeout: .seconds(10))]
+        #expect(held.frames.allSatisfy { $0.storage.isLent }, "the first two frames lie in the driver's buffers")
+        let firstBytes = held.frames[0].bytes, firstSequence = held.frames[0].sequence
+        var copies: [Frame] = []
+        for _ in 0..<8 { copies.append(try source.nextFrame(timeout: .seconds(10))) }
+        #expect(copies.allSatisfy { !$0.storage.isLent }, "with two lent, frames are copied so the driver keeps two buffers")
+        #expect(zip(copies, copies.dropFirst()).allSatisfy { $0.sequence < $1.sequence }, "capture went on")
+        #expect(held.frames[0].bytes == firstBytes && held.frames[0].sequence == firstSequence, "a lent frame never changes")
+        // Let go on another thread, as an encoder does: the buffers are requeued and lent again.
+        let released = Thread { held.frames.removeAll() }
+        released.start()
+        while !released.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        copies.removeAll()
+        let again = try source.nextFrame(timeout: .seconds(10))
+        #expect(again.storage.isLent, "buffers whose frames are gone are lent again")
+        let againBytes = again.bytes
+        source.stop()
+        #expect(again.bytes == againBytes, "a lent frame outlives its stream")
+        let jpeg = try FrameEncoder().encode(again)
+        let (size, colours) = try Vivid.barColours(jpeg)
+        #expect(size == FrameSize(width: 640, height: 480))
+        Vivid.expectBars(colours)
+    }
+
     @Test func aStreamOnErrorIsAnErrorNotAHang() throws {
         try Vivid.setControl("inject_vidioc_streamon_error")
         let started = ContinuousClock.now
@@ -210,4 +243,9 @@ struct VividCaptureTests {
         #expect(Vivid.waitUntilBack(), "/dev/video0 did not come back after the disconnect")
         #expect(try JPEGDecoder().header(Vivid.snapshot(size: FrameSize(width: 640, height: 480)).jpeg).size.width == 640)
     }
+}
+
+/// Frames let go of on another thread than the one that took them.
+private final class HeldFrames: @unchecked Sendable {  // one thread at a time: the test waits for the other
+    var frames: [Frame] = []
 }
