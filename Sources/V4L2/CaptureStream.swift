@@ -26,6 +26,8 @@ public final class CaptureStream {
     private var lent: Set<UInt32> = []
     /// Where frames give their buffers back, from whichever thread let go of the last one.
     private let returns = BufferReturns()
+    /// Frames lent their buffer since the last one copied, for `boxesKeptFor`.
+    private var lentInARow = 0
     private var streaming = false
     private var lastSequence: UInt32?
 
@@ -39,6 +41,8 @@ public final class CaptureStream {
         public var broken = 0
         /// Frames never seen at all, from gaps in the driver's sequence numbers.
         public var lost = 0
+        /// Frames copied out because the driver had no buffer to spare for lending.
+        public var copied = 0
     }
 
     /// Maps `count` buffers and starts streaming.
@@ -47,6 +51,8 @@ public final class CaptureStream {
     /// Buffers the driver keeps to fill whatever is lent: one being filled and one ready, so
     /// a frame is never dropped for want of a buffer.
     public static let reserve = 2
+    /// Frames lent in a row after which the recycler's boxes are let go (about 4 s at 25 fps).
+    public static let boxesKeptFor = 100
 
     public init(device: VideoDevice, configuration: CaptureConfiguration, bufferCount: Int = CaptureStream.defaultBufferCount) throws(DeviceError) {
         self.device = device
@@ -133,9 +139,13 @@ public final class CaptureStream {
             lent.insert(buffer.index)
             let returns = self.returns, index = buffer.index
             storage = FrameStorage(lending: bytes) { withExtendedLifetime(mapped) { returns.giveBack(index) } }
+            lentInARow += 1
+            if lentInARow == Self.boxesKeptFor { recycler.forgetBoxes() }
         } else {
             storage = recycler.storage(count: bytes.count) { $0.copyMemory(from: bytes) }
             try? requeue(&buffer)
+            lentInARow = 0
+            statistics.copied += 1
         }
         return Frame(layout: configuration.layout, storage: storage, sequence: metadata.sequence,
                      monotonicTime: metadata.monotonicTime, captureTime: metadata.captureTime)

@@ -100,4 +100,35 @@ extension FrameRecyclerTests {
         #expect(next !== taken)
         #expect(taken.bytes == [UInt8](repeating: 1, count: 8), "a frame a consumer holds never changes")
     }
+
+    @Test func forgottenBoxesAreNotFilledAgainAndAHeldOneNeverChanges() {
+        var recycler = FrameRecycler(limit: 3)
+        var free: FrameStorage? = recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: 1) }
+        let held = recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: 2) }
+        weak var forgotten = free
+        free = nil
+        #expect(forgotten != nil && recycler.keptBoxes == 2, "a free box is kept for the next frame")
+        recycler.forgetBoxes()
+        #expect(forgotten == nil && recycler.keptBoxes == 0, "a forgotten free box is freed")
+        let next = recycler.storage(count: 8) { $0.initializeMemory(as: UInt8.self, repeating: 3) }
+        #expect(next !== held)
+        #expect(held.bytes == [UInt8](repeating: 2, count: 8), "a frame a consumer holds never changes")
+        #expect(recycler.keptBoxes == 1, "boxes made after are kept again")
+    }
+
+    @Test func aLentBufferIsReadInPlaceAndGivenBackWithItsLastFrame() {
+        let given = Newest()
+        let bytes: [UInt8] = [5, 6, 7, 8]
+        bytes.withUnsafeBytes { lent in
+            var storage: FrameStorage? = FrameStorage(lending: lent) { given.asked += 1 }
+            let frame = Frame(layout: FrameLayout(format: .grey, size: FrameSize(width: 2, height: 2), bytesPerLine: 2, range: .full),
+                              storage: storage!, sequence: 1, monotonicTime: 0, captureTime: 0)
+            storage = nil
+            #expect(frame.storage.isLent && frame.byteCount == 4 && frame.bytes == bytes)
+            #expect(frame.withUnsafeBytes { $0.baseAddress } == lent.baseAddress, "read where it lies, not copied")
+            #expect(given.asked == 0, "not given back while a frame refers to it")
+            _ = consume frame
+        }
+        #expect(given.asked == 1, "given back once, when the last frame went")
+    }
 }

@@ -175,6 +175,7 @@ struct VividCaptureTests {
         var copies: [Frame] = []
         for _ in 0..<8 { copies.append(try source.nextFrame(timeout: .seconds(10))) }
         #expect(copies.allSatisfy { !$0.storage.isLent }, "with two lent, frames are copied so the driver keeps two buffers")
+        #expect(source.stream.statistics.copied == 8)
         #expect(zip(copies, copies.dropFirst()).allSatisfy { $0.sequence < $1.sequence }, "capture went on")
         #expect(held.frames[0].bytes == firstBytes && held.frames[0].sequence == firstSequence, "a lent frame never changes")
         // Let go on another thread, as an encoder does: the buffers are requeued and lent again.
@@ -184,6 +185,10 @@ struct VividCaptureTests {
         copies.removeAll()
         let again = try source.nextFrame(timeout: .seconds(10))
         #expect(again.storage.isLent, "buffers whose frames are gone are lent again")
+        #expect(source.stream.recycler.keptBoxes > 0, "the boxes of the copies are kept for a while")
+        for _ in 1..<CaptureStream.boxesKeptFor { _ = try source.nextFrame(timeout: .seconds(10)) }
+        #expect(source.stream.recycler.keptBoxes == 0, "after \(CaptureStream.boxesKeptFor) frames lent in a row, no box is kept")
+        #expect(source.stream.statistics.copied == 8)
         let againBytes = again.bytes
         source.stop()
         #expect(again.bytes == againBytes, "a lent frame outlives its stream")
