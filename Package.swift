@@ -212,9 +212,10 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
+        // `@testable import RTSP` sees its internal import of CGStreamer, so GStreamer's headers too.
         .testTarget(name: "RTSPTests", dependencies: [
             "RTSP", "CaptureSession", "CamdTestSupport", "VideoCore",
-        ], swiftSettings: strict),
+        ], swiftSettings: strict + [.unsafeFlags(gstreamerHeaders.flatMap { ["-Xcc", $0] })]),
         // Runs only inside the vivid VM (CAMD_TEST_VIVID=1); see scripts/test-vivid.
         .testTarget(name: "VividTests", dependencies: ["CaptureSession", "ControlAPI", "V4L2", "JPEG", "Video", "CamdTestSupport", "APIModel", "Client",
                                                  .product(name: "HummingbirdTesting", package: "hummingbird")],

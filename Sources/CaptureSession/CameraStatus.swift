@@ -36,6 +36,10 @@ public struct CameraStatus: Sendable, Codable {
     public var framesEncoded: Int
     /// Frames the device flagged broken, never delivered, or that failed to encode.
     public var framesDropped: Int
+    /// Frames copied out of the driver's buffers: a frame is read where the camera wrote it
+    /// while the driver keeps two buffers to fill, and copied when consumers (encoders, a
+    /// render, the video stage) hold more. Rising steadily means the consumers are slow.
+    public var framesCopied: Int = 0
     /// Device errors since the daemon started (disconnects, stream failures, stalls).
     public var errors: Int
     public var lastError: String?
@@ -67,7 +71,7 @@ public struct CameraStatus: Sendable, Codable {
     enum CodingKeys: String, CodingKey {
         case id, state, reason, device, source, card, format, size, requestedSize
         case requestedFPS = "requestedFps", configuredFPS = "configuredFps", measuredFPS = "measuredFps"
-        case quality, framesCaptured, framesEncoded, framesDropped, errors, lastError, lastErrorKind, photoError
+        case quality, framesCaptured, framesEncoded, framesDropped, framesCopied, errors, lastError, lastErrorKind, photoError
         case streamClients, startedOnDemand, encodeMilliseconds, encoderThreads, frameMemoryBytes, video, snapshots, restart
     }
 

@@ -574,6 +574,7 @@ public actor CaptureSession {
                                               encoderThreads: settings.encoderThreads)
             },
             video: videoStatus(), restart: restart)
+        status.framesCopied = counters.framesCopied
         status.snapshots.answeredReady = counters.snapshotsReady
         status.snapshots.answeredOnEventLoop = counters.snapshotsOnLoop
         status.snapshots.madeAhead = counters.encodesAhead

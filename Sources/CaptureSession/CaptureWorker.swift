@@ -108,7 +108,7 @@ final class CaptureWorker: Sendable {
     private func stream(_ source: any FrameSource) -> DeviceError? {
         let stallLimit = Self.stallLimit(source.configuration)
         var lastFrame = ContinuousClock.now
-        var dropsReported = 0
+        var dropsReported = 0, copiesReported = 0
         while !isStopping {
             runCommands(source)
             do {
@@ -121,6 +121,8 @@ final class CaptureWorker: Sendable {
                 }
                 hub.addDeviceDrops(source.droppedFrames - dropsReported)
                 dropsReported = source.droppedFrames
+                hub.addCopiedFrames(source.copiedFrames - copiesReported)
+                copiesReported = source.copiedFrames
                 lastFrame = .now
             } catch where error.kind == .timeout {
                 if ContinuousClock.now - lastFrame > .seconds(stallLimit) {

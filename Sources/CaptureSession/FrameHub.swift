@@ -88,6 +88,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         var brokenFrames = 0
         /// Frames the device flagged broken or never delivered (sequence gaps).
         var deviceDrops = 0
+        /// Frames copied out of the device's buffers because consumers held every one it could lend.
+        var framesCopied = 0
         var encodeSeconds: [Double] = []
         var lastFrameMonotonic: Double?
         /// Frames captured per second over the last few seconds (`FrameRateMeter`), filled in by `snapshot`.
@@ -187,6 +189,14 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         rateMeter.record(monotonicTime)
         counters.lastFrameMonotonic = monotonicTime
         counters.framesCaptured += 1
+    }
+
+    /// Counts frames the source copied out of the device's buffers since the last call.
+    func addCopiedFrames(_ count: Int) {
+        guard count > 0 else { return }
+        condition.lock()
+        counters.framesCopied += count
+        condition.unlock()
     }
 
     /// Counts frames the device dropped since the last call.

@@ -17,6 +17,9 @@ public protocol FrameSource: AnyObject {
     func skipFrame(timeout: Duration) throws(DeviceError) -> Double
     /// Frames the device sent broken or never sent (sequence gaps), since streaming began.
     var droppedFrames: Int { get }
+    /// Frames copied out of the device's buffers because consumers held every one it could
+    /// lend (`CaptureStream`), since streaming began.
+    var copiedFrames: Int { get }
     /// Stops streaming and releases the device.
     func stop()
     /// How many frame buffers the source keeps for reuse (`FrameRecycler`), and what lets
@@ -27,6 +30,9 @@ public protocol FrameSource: AnyObject {
 extension FrameSource {
     /// Sources that allocate no frames of their own keep none.
     public func keepFrames(_ count: Int, takingBackNewest: @escaping @Sendable () -> Void) {}
+
+    /// Sources that lend no buffers of the device count no copies.
+    public var copiedFrames: Int { 0 }
 
     /// Sources that cannot leave pixels unread take the frame and drop it.
     public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
@@ -122,6 +128,8 @@ public final class V4L2Source: FrameSource {
     }
 
     public var droppedFrames: Int { stream.statistics.broken + stream.statistics.lost }
+
+    public var copiedFrames: Int { stream.statistics.copied }
 
     public func stop() { stream.stop() }
 }

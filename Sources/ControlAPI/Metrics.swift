@@ -39,6 +39,8 @@ enum Metrics {
         family("camd_frames_encoded_total", "counter", "Frames encoded to JPEG.", perCamera { Double($0.framesEncoded) })
         family("camd_frames_dropped_total", "counter", "Frames dropped: flagged broken, lost, or not decodable.",
                perCamera { Double($0.framesDropped) })
+        family("camd_frames_copied_total", "counter", "Frames copied out of the driver's buffers because consumers held the ones it could lend.",
+               perCamera { Double($0.framesCopied) })
         family("camd_device_errors_total", "counter", "Device errors: disconnects, stream failures, stalls.",
                perCamera { Double($0.errors) })
         family("camd_stream_clients", "gauge", "Connected live stream clients.", perCamera { Double($0.streamClients) })

@@ -26,6 +26,9 @@ import VideoCore
         var cardName: String { inner.cardName }
         var configuration: CaptureConfiguration { inner.configuration }
         var droppedFrames: Int { 0 }
+        /// Every frame taken with its pixels counts as copied, as a V4L2 camera's do when its
+        /// consumers hold every buffer it could lend.
+        var copiedFrames: Int { counts.copies.load(ordering: .relaxed) }
         func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
             counts.copies.add(1, ordering: .relaxed)
             return try inner.nextFrame(timeout: timeout)
@@ -58,6 +61,22 @@ import VideoCore
         try await Task.sleep(for: .milliseconds(500))
         #expect(counts.copies.load(ordering: .relaxed) == settled, "pixels were still copied long after the last request")
         await session.stop()
+    }
+
+    /// The frames a source copied out of the device's buffers are in the camera's status.
+    @Test func framesTheSourceCopiedAreInTheStatus() async throws {
+        let counts = Counts()
+        let settings = CameraSettings(id: "copies", device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240), fps: 30)
+        let session = CaptureSession(settings: settings, openSource: { (_, request, _) throws(DeviceError) in
+            CountingSource(try SyntheticSource(request: request), counts: counts)
+        })
+        await session.start()
+        #expect(await session.status().framesCopied == 0)
+        _ = try await session.snapshot()
+        try await Task.sleep(for: .milliseconds(300))
+        let copied = await session.status().framesCopied
+        await session.stop()
+        #expect(copied >= 1 && copied <= counts.copies.load(ordering: .relaxed), "\(copied) of \(counts.copies.load(ordering: .relaxed))")
     }
 
     /// A thumbnail of a raw (YUYV) camera is rendered from its planes: nobody streams,

@@ -526,7 +526,8 @@ def poll_phase(args):
                                               args.idle)
             cam = camera_status(camd.sock, "vivid")
             # The mean encode time: with the answer time, the floor of a snapshot's frame age.
-            out["camd"][period]["status"] = dict(cam.get("snapshots") or {}, encode_ms=cam.get("encode_milliseconds"))
+            out["camd"][period]["status"] = dict(cam.get("snapshots") or {}, encode_ms=cam.get("encode_milliseconds"),
+                                                 frames_copied=cam.get("frames_copied"))
             log(f"camd polled every {period} s: {out['camd'][period]}")
         out["camd"]["hwm_kib"] = vm_hwm_kib(camd.pid)
         out["camd"]["memory"] = memory(camd.pid)
