@@ -119,10 +119,9 @@ final class CaptureWorker: Sendable {
                 } else {
                     hub.publishUnread(monotonicTime: try source.skipFrame(timeout: .milliseconds(250)))
                 }
-                hub.addDeviceDrops(source.droppedFrames - dropsReported)
-                dropsReported = source.droppedFrames
-                hub.addCopiedFrames(source.copiedFrames - copiesReported)
-                copiesReported = source.copiedFrames
+                let (dropped, copied) = (source.droppedFrames, source.copiedFrames)
+                hub.addSourceCounts(dropped: dropped - dropsReported, copied: copied - copiesReported)
+                (dropsReported, copiesReported) = (dropped, copied)
                 lastFrame = .now
             } catch where error.kind == .timeout {
                 if ContinuousClock.now - lastFrame > .seconds(stallLimit) {

@@ -191,19 +191,13 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         counters.framesCaptured += 1
     }
 
-    /// Counts frames the source copied out of the device's buffers since the last call.
-    func addCopiedFrames(_ count: Int) {
-        guard count > 0 else { return }
+    /// Counts frames the device dropped, and frames the source copied out of the device's
+    /// buffers, since the last call.
+    func addSourceCounts(dropped: Int, copied: Int) {
+        guard dropped > 0 || copied > 0 else { return }
         condition.lock()
-        counters.framesCopied += count
-        condition.unlock()
-    }
-
-    /// Counts frames the device dropped since the last call.
-    func addDeviceDrops(_ count: Int) {
-        guard count > 0 else { return }
-        condition.lock()
-        counters.deviceDrops += count
+        counters.deviceDrops += max(dropped, 0)
+        counters.framesCopied += max(copied, 0)
         condition.unlock()
     }
 

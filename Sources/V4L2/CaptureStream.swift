@@ -129,11 +129,8 @@ public final class CaptureStream {
     /// - Parameter timeout: how long to wait for a good frame before throwing `.timeout`
     ///   (a stalled device is an error, never a hang).
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
-        try requeueReturned()
-        var buffer = try dequeueFreshest(timeout: timeout)
-        statistics.delivered += 1
-        let metadata = metadata(of: buffer), mapped = buffers[Int(buffer.index)]
-        let bytes = UnsafeRawBufferPointer(rebasing: mapped.bytes[..<Int(buffer.bytesused)])
+        var buffer = try nextBuffer(timeout: timeout)
+        let metadata = metadata(of: buffer), mapped = buffers[Int(buffer.index)], bytes = bytes(of: buffer)
         let storage: FrameStorage
         if try mayLend() {
             lent.insert(buffer.index)
@@ -158,13 +155,15 @@ public final class CaptureStream {
     /// Whether the frame just dequeued may keep its buffer, leaving the driver `reserve`.
     /// If not, the newest frame is asked back first: the frame being read replaces it anyway.
     private func mayLend() throws(DeviceError) -> Bool {
-        let fits = { self.lent.count + 1 + Self.reserve <= self.buffers.count }
-        if fits() { return true }
+        if leavesReserve { return true }
         guard let takeBackNewest = recycler.takeBackNewest else { return false }
         takeBackNewest()
         try requeueReturned()
-        return fits()
+        return leavesReserve
     }
+
+    /// Whether one more buffer lent leaves the driver `reserve` to fill.
+    private var leavesReserve: Bool { lent.count + 1 + Self.reserve <= buffers.count }
 
     /// Gives the driver back the buffers whose frames are gone.
     private func requeueReturned() throws(DeviceError) {
@@ -185,12 +184,23 @@ public final class CaptureStream {
     /// which must not keep them: the buffer goes back to the driver when it returns.
     public func withNextFrame<T>(timeout: Duration,
                                  _ body: (UnsafeRawBufferPointer, FrameMetadata) throws(DeviceError) -> T) throws(DeviceError) -> T {
-        try requeueReturned()
-        var buffer = try dequeueFreshest(timeout: timeout)
+        var buffer = try nextBuffer(timeout: timeout)
         defer { try? requeue(&buffer) }
+        return try body(bytes(of: buffer), metadata(of: buffer))
+    }
+
+    /// The freshest good frame's buffer, dequeued and counted, after the buffers whose frames
+    /// are gone went back to the driver: the caller requeues or lends it.
+    private func nextBuffer(timeout: Duration) throws(DeviceError) -> v4l2_buffer {
+        try requeueReturned()
+        let buffer = try dequeueFreshest(timeout: timeout)
         statistics.delivered += 1
-        let bytes = UnsafeRawBufferPointer(rebasing: buffers[Int(buffer.index)].bytes[..<Int(buffer.bytesused)])
-        return try body(bytes, metadata(of: buffer))
+        return buffer
+    }
+
+    /// The bytes the driver wrote into a dequeued buffer.
+    private func bytes(of buffer: v4l2_buffer) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: buffers[Int(buffer.index)].bytes[..<Int(buffer.bytesused)])
     }
 
     /// Waits for the freshest good frame and dequeues it: the caller requeues or lends it.

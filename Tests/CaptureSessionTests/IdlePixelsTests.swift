@@ -40,12 +40,18 @@ import VideoCore
         func stop() { inner.stop() }
     }
 
-    @Test func anIdleCameraCopiesNoPixelsUntilAsked() async throws {
+    /// A 320x240 synthetic camera whose frames are counted as they are taken.
+    func countingSession(_ id: String) -> (CaptureSession, Counts) {
         let counts = Counts()
-        let settings = CameraSettings(id: "idle", device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240), fps: 30)
+        let settings = CameraSettings(id: id, device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240), fps: 30)
         let session = CaptureSession(settings: settings, openSource: { (_, request, _) throws(DeviceError) in
             CountingSource(try SyntheticSource(request: request), counts: counts)
         })
+        return (session, counts)
+    }
+
+    @Test func anIdleCameraCopiesNoPixelsUntilAsked() async throws {
+        let (session, counts) = countingSession("idle")
         await session.start()
         try await Task.sleep(for: .milliseconds(600))
         #expect(counts.copies.load(ordering: .relaxed) == 0, "frames were copied with nobody asking")
@@ -65,11 +71,7 @@ import VideoCore
 
     /// The frames a source copied out of the device's buffers are in the camera's status.
     @Test func framesTheSourceCopiedAreInTheStatus() async throws {
-        let counts = Counts()
-        let settings = CameraSettings(id: "copies", device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240), fps: 30)
-        let session = CaptureSession(settings: settings, openSource: { (_, request, _) throws(DeviceError) in
-            CountingSource(try SyntheticSource(request: request), counts: counts)
-        })
+        let (session, counts) = countingSession("copies")
         await session.start()
         #expect(await session.status().framesCopied == 0)
         _ = try await session.snapshot()
