@@ -160,9 +160,21 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
             rawWaiters[id] = nil
         }
         if !ready.isEmpty { lastDemand = frame.monotonicTime }
-        condition.broadcast()
+        // The encoder threads and the video stage wait on `condition`: woken for a frame
+        // none of them takes (pixels kept in the warm seconds after a snapshot, or just
+        // before an encode ahead is due), each would switch in, look and sleep again, two
+        // threads at every frame of a polled camera.
+        if wantsFrameWoken(now: Self.monotonicNow()) { condition.broadcast() }
         condition.unlock()
         for continuation in ready { continuation.resume(returning: frame) }
+    }
+
+    /// Whether a frame just published is for an encoder or the video stage: someone streams
+    /// or waits, every frame is encoded, the video stage runs, or an encode ahead of a poll
+    /// is due. Must be called with `condition` held.
+    private func wantsFrameWoken(now: Double) -> Bool {
+        encodesEveryFrame || !subscribers.isEmpty || !waiters.isEmpty || videoRun != nil
+            || encodeAheadAt.map { now >= $0 } == true
     }
 
     /// Lets go of the newest raw frame for the capture thread, which fills its box with the

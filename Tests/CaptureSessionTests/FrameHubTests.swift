@@ -110,6 +110,53 @@ import VideoCore
         #expect(await encoder.value == nil, "the encoder was offered a frame nobody wanted as JPEG")
     }
 
+    /// A frame nobody will encode (pixels kept in the warm seconds after a snapshot, with no
+    /// request waiting) wakes no encoder thread: each wake-up was a switch in and out of a
+    /// thread that only looked and slept again, two of them at every frame of a polled camera.
+    @Test func aFrameNobodyEncodesWakesNoEncoder() async throws {
+        let hub = FrameHub()
+        let epoch = hub.reopen()
+        let thread = Mutex<String?>(nil), taken = Mutex<[UInt32]>([])
+        Thread {
+            thread.withLock { $0 = Self.threadID() }
+            while let (frame, _) = hub.nextFrameToEncode(epoch: epoch) { taken.withLock { $0.append(frame.sequence) } }
+        }.start()
+        func waitUntil(_ condition: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        }
+        try await waitUntil { hub.encodersWaiting == [0] }
+        let tid = try #require(thread.withLock { $0 })
+        let before = try #require(Self.voluntarySwitches(tid))
+        for sequence in UInt32(1)...40 {
+            hub.publish(frame(sequence, at: Double(sequence)))
+            try await Task.sleep(for: .milliseconds(2))  // time for a woken thread to run and wait again
+        }
+        let after = try #require(Self.voluntarySwitches(tid))
+        #expect(after - before < 5, "the encoder thread was switched in \(after - before) times for 40 frames nobody encodes")
+        #expect(taken.withLock { $0 }.isEmpty)
+        // Frames a stream wants still wake it.
+        let stream = hub.subscribe()
+        try await waitUntil { taken.withLock { $0 } == [40] && hub.encodersWaiting == [0] }
+        hub.publish(frame(41, at: 41))
+        try await waitUntil { taken.withLock { $0 } == [40, 41] }
+        #expect(taken.withLock { $0 } == [40, 41], "the newest frame, then the next one published, taken for the stream")
+        _ = stream
+        hub.close()
+    }
+
+    /// The calling thread's id: `/proc/thread-self` links to `PID/task/TID`.
+    static func threadID() -> String? {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?.split(separator: "/").last.map(String.init)
+    }
+
+    /// A thread's voluntary context switches (`/proc/self/task/TID/status`).
+    static func voluntarySwitches(_ tid: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/task/\(tid)/status", encoding: .utf8) else { return nil }
+        return status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
+            .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }
+    }
+
     /// A frame encoded for stream clients alone (overlay drawn in, no plain copy) goes to the
     /// stream but is never a snapshot: the snapshot waits for a frame with its plain JPEG,
     /// and asking for one makes the encoders add it for `warmSeconds`.
