@@ -2,8 +2,9 @@
 """Soak test of camd with its synthetic source: clients come and go for a long time.
 
 Starts its own camd (synthetic source, 1280x720 at 30 fps, a timelapse photo
-every 5 s, keep_count 20 so the disk stays bounded) and for --seconds (default
-600) keeps it busy:
+every 5 s, keep_count 20 so the disk stays bounded; or a V4L2 camera, --device,
+as scripts/stress/vivid-soak runs it on vivid in a VM) and for --seconds
+(default 600) keeps it busy:
 
   streams     up to --streams clients at once, each opened at random, read for
               1-20 s (some thinned with ?fps=), then closed (some mid-frame)
@@ -295,6 +296,8 @@ def main():
     ap.add_argument("--camd", default=default_camd())
     ap.add_argument("--seconds", type=float, default=600, help="length of the soak")
     ap.add_argument("--warmup", type=float, default=60, help="seconds before the start figures are taken")
+    ap.add_argument("--device", default="testsrc", help="the camera: testsrc (synthetic) or a V4L2 device such as /dev/video0")
+    ap.add_argument("--format", default=None, help="the camera's pixel format (a V4L2 device's, e.g. YUYV)")
     ap.add_argument("--size", default="1280x720")
     ap.add_argument("--fps", type=int, default=30)
     ap.add_argument("--streams", type=int, default=8, help="stream clients at most at once")
@@ -315,8 +318,10 @@ def main():
     rng = random.Random(seed)
 
     suite = Suite()
-    extra = f"\n[camera.photos]\ninterval = {args.interval}\nkeep_count = {args.keep_count}\n"
-    camd = Camd(binary=args.camd, workdir=args.workdir, size=args.size, fps=args.fps, extra_camera=extra)
+    extra = (f'format = "{args.format}"\n' if args.format else "") + \
+        f"\n[camera.photos]\ninterval = {args.interval}\nkeep_count = {args.keep_count}\n"
+    camd = Camd(binary=args.camd, workdir=args.workdir, size=args.size, fps=args.fps, extra_camera=extra,
+                device=args.device, camera_id="synth" if args.device == "testsrc" else "cam")
     print(f"camd: {describe_binary(camd.binary)}; scratch {camd.workdir}; seed {seed}; {args.seconds:.0f} s soak; "
           f"load average {loadavg()}", flush=True)
     camd.start()
@@ -376,7 +381,8 @@ def main():
     rs, re_ = (rest_start or (None, None))[0], (rest_end or (None, None))[0]
 
     rows = [("binary", describe_binary(camd.binary)),
-            ("source", f"synthetic testsrc {args.size} @ {args.fps} fps; timelapse every {args.interval} s, keep_count {args.keep_count}"),
+            ("source", f"{'synthetic testsrc' if args.device == 'testsrc' else args.device} {args.format or ''} {args.size} @ {args.fps} fps; "
+                       f"timelapse every {args.interval} s, keep_count {args.keep_count}"),
             ("duration", f"{elapsed:.0f} s (warm-up {args.warmup:.0f} s), {len(samples)} samples; load average {loadavg()}"),
             ("capture rate over the soak", f"{capture:.2f} fps (frames_captured delta)"),
             ("streams opened / frames read", f"{activity.streams_opened} / {activity.stream_frames}; "
@@ -408,6 +414,11 @@ def main():
         a, b = first_cam.get("snapshots", {}), last_cam.get("snapshots", {})
         rows.append(("snapshots: answered from a ready JPEG / made ahead of a poll / of them unused (over the soak)",
                      " / ".join(str(b.get(k, 0) - a.get(k, 0)) for k in ("answered_ready", "made_ahead", "made_ahead_unused"))))
+    if last_cam and first_cam and args.device != "testsrc":
+        # A V4L2 camera's frames are its driver's buffers, lent (issue 16); copied only while
+        # consumers hold every buffer that may be lent.
+        rows.append(("frames captured / copied out of the driver's buffers / dropped by the device (over the soak)",
+                     " / ".join(str(last_cam.get(k, 0) - first_cam.get(k, 0)) for k in ("frames_captured", "frames_copied", "frames_dropped"))))
     rows += [("peak RSS (VmHWM)", mib(end_stats["hwm_kib"]) if end_stats else "?"),
              ("photos on disk at the end", f"{n_photos} ({photo_bytes / 1e6:.1f} MB), {temps} temporary files"),
              ("SIGTERM", f"exit status {code} after {took:.1f} s"),
