@@ -91,6 +91,9 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// Frames copied out of the device's buffers because consumers held every one it could lend.
         var framesCopied = 0
         var encodeSeconds: [Double] = []
+        /// The encode times since the poll followed was learned (the last 20): its requests'
+        /// own, and the JPEGs made ahead of them.
+        var pollEncodeSeconds: [Double] = []
         var lastFrameMonotonic: Double?
         /// Frames captured per second over the last few seconds (`FrameRateMeter`), filled in by `snapshot`.
         var measuredFPS: Double = 0
@@ -120,11 +123,20 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// waits for the rest of it. A frame is as old at the request as its encode was given,
         /// so it is given the spread the encodes really have, not a fixed half again of the
         /// mean (which aged every snapshot by half an encode where encodes are steady).
-        /// Nil before the first encode.
+        /// When the encodes made for the poll followed are slower (a poll at another period, or
+        /// whose requests fall when other work takes the cores), their 90th percentile is given
+        /// instead: the times of earlier traffic would start its JPEGs late. Nil before the
+        /// first encode.
         var aheadEncodeAllowance: Double? {
-            guard !encodeSeconds.isEmpty else { return nil }
-            let recent = encodeSeconds.suffix(20).sorted()
-            return recent[(9 * recent.count + 9) / 10 - 1]  // nearest rank: the slower of two
+            guard let recent = Self.ninetiethPercentile(encodeSeconds.suffix(20)) else { return nil }
+            return max(recent, Self.ninetiethPercentile(pollEncodeSeconds) ?? 0)
+        }
+
+        /// The nearest-rank 90th percentile (of two, the slower); nil for none.
+        private static func ninetiethPercentile(_ times: some Collection<Double>) -> Double? {
+            guard !times.isEmpty else { return nil }
+            let sorted = times.sorted()
+            return sorted[(9 * sorted.count + 9) / 10 - 1]
         }
     }
 
@@ -323,6 +335,10 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         counters.encodeSeconds.append(encoded.encodeSeconds)
         counters.encodeHistogram.record(encoded.encodeSeconds)
         if counters.encodeSeconds.count > 256 { counters.encodeSeconds.removeFirst(128) }
+        if cadence.period != nil {
+            counters.pollEncodeSeconds.append(encoded.encodeSeconds)
+            if counters.pollEncodeSeconds.count > 20 { counters.pollEncodeSeconds.removeFirst() }
+        }
         latestEncoded = encoded
         latestEncodedGeneration = generation
         var ready: [CheckedContinuation<EncodedFrame, any Error>] = []
@@ -508,7 +524,10 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// (streams, `encode_every_frame`) there is nothing to make ahead. Must be called with
     /// `condition` held.
     private func anticipateNextPoll(after now: Double) {
+        let learned = cadence.learned
         cadence.record(now)
+        // A poll learned: the encodes made for the one before it say nothing of its own.
+        if cadence.learned != learned { counters.pollEncodeSeconds.removeAll() }
         guard let due = cadence.nextDue, makesAhead else {
             encodeAheadAt = nil
             armedDue = nil

@@ -8,16 +8,20 @@
 /// leaves the poll as it was, and a poll is learned from requests among which others
 /// came, as long as five of them are a period apart; three in a row whose two gaps agree
 /// closely (a client on a timer) are a poll too, learned two requests sooner. A request a
-/// little early is another client's, not the poll's. A faster poll that starts takes over from a slower one; a
-/// poll whose client misses a request or two is followed at its next one, and one that
-/// misses three (or its first) is learned again. Requests that come together (several clients at once) count as one. Clients
-/// that ask at no steady period give no prediction, and snapshots are encoded when asked.
+/// little early is another client's, not the poll's. A faster poll that starts takes over
+/// from a slower one; a poll whose client misses a request or two is followed at its next
+/// one, and one that misses three (or its first) is learned again. Requests that come
+/// together (several clients at once) count as one. Clients that ask at no steady period
+/// give no prediction, and snapshots are encoded when asked.
 struct SnapshotCadence: Sendable {
     /// The times (CLOCK_MONOTONIC seconds) of the last requests, oldest first.
     private(set) var times: [Double] = []
     /// The poll followed: when its last request came, the gaps between its recent ones, and
     /// how many of its requests came where it put them since it was learned.
     private var poll: (last: Double, gaps: [Double], kept: Int)?
+    /// Polls learned so far: moves each time a poll is learned, afresh or taking over, so that
+    /// what is measured for the poll followed (`FrameHub`'s encodes made for it) starts anew.
+    private(set) var learned = 0
 
     /// Requests remembered, the poll's and others' among them.
     static let remembered = 16
@@ -67,6 +71,7 @@ struct SnapshotCadence: Sendable {
             // (else its requests would count as another client's, but for one in a few).
             if let faster = Self.poll(endingWith: times, shorterThan: period - Self.tolerance * period) {
                 self.poll = faster
+                learned += 1
                 return
             }
             // The poll's request: due one period after its last, or two or three when one or two
@@ -86,6 +91,7 @@ struct SnapshotCadence: Sendable {
         }
         // No poll, or none of its requests came for too long: learn one afresh.
         poll = Self.poll(endingWith: times) ?? Self.closePoll(endingWith: times)
+        if poll != nil { learned += 1 }
     }
 
     /// The period of the poll followed.

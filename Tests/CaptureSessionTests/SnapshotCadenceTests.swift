@@ -222,6 +222,35 @@ import VideoCore
         #expect(counters.aheadEncodeAllowance == 0.03, "of two, the slower")
         counters.encodeSeconds = Array(repeating: 0.01, count: 9) + [0.02]
         #expect(counters.aheadEncodeAllowance == 0.01, "of ten, the ninth")
+
+        // The encodes made for the poll followed, when they are slower than the recent ones
+        // (a poll every 2 s after one every 0.5 s, its encodes meeting other work): theirs.
+        counters.encodeSeconds = Array(repeating: 0.01, count: 20)
+        counters.pollEncodeSeconds = [0.012, 0.03, 0.028]
+        #expect(counters.aheadEncodeAllowance == 0.03, "of three, the slowest")
+        counters.pollEncodeSeconds = Array(repeating: 0.012, count: 18) + [0.05, 0.03]
+        #expect(counters.aheadEncodeAllowance == 0.012, "two in twenty of the poll's own may be late")
+        counters.pollEncodeSeconds = [0.005, 0.006]
+        #expect(counters.aheadEncodeAllowance == 0.01, "faster ones leave the recent encodes' allowance")
+    }
+
+    /// `learned` moves when a poll is learned, afresh or by a faster one taking over, and not
+    /// while the poll is followed (FrameHub then starts the poll's own encode times anew).
+    @Test func aPollLearnedIsCounted() {
+        var cadence = SnapshotCadence()
+        for time in [0.0, 2.0] { cadence.record(time) }
+        #expect(cadence.learned == 0)
+        cadence.record(4.0)
+        #expect(cadence.learned == 1, "three on a timer")
+        for time in [6.0, 6.3, 8.0, 10.0] { cadence.record(time) }
+        #expect(cadence.learned == 1, "followed, through another client's request")
+        for time in [10.4, 10.8, 11.2, 11.6] { cadence.record(time) }
+        #expect(cadence.learned == 2, "a faster poll took over")
+        #expect(close(cadence.period, 0.4))
+        cadence.record(20.0)
+        #expect(cadence.learned == 2, "three missed: no poll")
+        for time in [21.0, 22.0] { cadence.record(time) }
+        #expect(cadence.learned == 3, "learned again")
     }
 
     /// A client polling every 0.5 s: after the period is learned, requests are answered
