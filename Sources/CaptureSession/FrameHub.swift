@@ -148,8 +148,10 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     func wantsPixels(now: Double = FrameHub.monotonicNow()) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return encodesEveryFrame || !subscribers.isEmpty || !waiters.isEmpty || !rawWaiters.isEmpty || videoRun != nil
-            || now - lastDemand < Self.warmSeconds || encodeAheadAt.map { now >= $0 - pixelLead } == true
+        // Whoever a published frame wakes wants its pixels (an encode ahead from `pixelLead`
+        // before it is due), and so do raw-frame waiters and the warm seconds after a demand.
+        return wantsFrameWoken(now: now) || !rawWaiters.isEmpty || now - lastDemand < Self.warmSeconds
+            || encodeAheadAt.map { now >= $0 - pixelLead } == true
     }
 
     /// How long before an encode ahead of a poll the capture thread starts keeping pixels,
@@ -183,7 +185,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     /// Whether a frame just published is for an encoder or the video stage: someone streams
     /// or waits, every frame is encoded, the video stage runs, or an encode ahead of a poll
-    /// is due. Must be called with `condition` held.
+    /// is due. `wantsPixels` keeps pixels for these and a few more. Must be called with
+    /// `condition` held.
     private func wantsFrameWoken(now: Double) -> Bool {
         encodesEveryFrame || !subscribers.isEmpty || !waiters.isEmpty || videoRun != nil
             || encodeAheadAt.map { now >= $0 } == true
