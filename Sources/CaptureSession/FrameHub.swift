@@ -125,12 +125,18 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// mean (which aged every snapshot by half an encode where encodes are steady).
         /// When the encodes made for the poll followed are slower (a poll at another period, or
         /// whose requests fall when other work takes the cores), their 90th percentile is given
-        /// instead: the times of earlier traffic would start its JPEGs late. Nil before the
-        /// first encode.
+        /// instead: the times of earlier traffic would start its JPEGs late. They count from
+        /// the tenth on: of fewer, the 90th percentile is the slowest, and one slow first encode
+        /// could give a lead as long as the period, so no JPEG would be made ahead until it aged
+        /// out. Nil before the first encode.
         var aheadEncodeAllowance: Double? {
             guard let recent = Self.ninetiethPercentile(encodeSeconds.suffix(20)) else { return nil }
+            guard pollEncodeSeconds.count >= Self.pollEncodesCounted else { return recent }
             return max(recent, Self.ninetiethPercentile(pollEncodeSeconds) ?? 0)
         }
+
+        /// How many of the poll's own encodes it takes before their times set the lead.
+        static let pollEncodesCounted = 10
 
         /// The nearest-rank 90th percentile (of two, the slower); nil for none.
         private static func ninetiethPercentile(_ times: some Collection<Double>) -> Double? {
