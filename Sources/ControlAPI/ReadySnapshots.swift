@@ -73,7 +73,8 @@ public struct ReadySnapshots: Sendable {
         return (id, target[target.utf8.index(target.utf8.startIndex, offsetBy: query)...])
     }
 
-    static let prefixBytes = Array(prefix.utf8)
+    /// The start of every target `answer` may answer, for a listener to pass the others by unread.
+    public static let prefixBytes = Array(prefix.utf8)
     static let suffixBytes = Array(suffix.utf8)
 
     /// The `max_age_ms` of a query that has nothing else, in seconds: `.some(nil)` for an

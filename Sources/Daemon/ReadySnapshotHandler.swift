@@ -16,10 +16,12 @@ enum ListenerWork: Sendable {
     case route(HTTPRequest, any Channel, EventLoopPromise<(HTTPResponse, ByteBuffer)>)
 }
 
-/// A new connection's pipeline, as Hummingbird's `HTTP1Channel` sets it up (the same codec,
-/// limits, idle timeout and keep-alive handling), with `ReadySnapshotHandler` last instead of
-/// the `NIOAsyncChannel` and the task per connection: those are added when a request that
-/// needs the router comes, and a client that only polls snapshots never needs them.
+/// A new connection's pipeline: NIO's HTTP/1 codec, as Hummingbird's `HTTP1Channel` sets it up
+/// (the same limits), and `ReadySnapshotHandler` last. Hummingbird's own handlers (the
+/// conversion to Swift HTTP Types, `HTTPConnectionStateHandler` and the `NIOAsyncChannel` with
+/// its task) are added when a request that needs the router comes, and a client that only polls
+/// snapshots never needs them: each handler is set up, and every event passes it, per
+/// connection (issue 16: a poll answered on the loop was about a sixth cheaper without the two).
 struct ConnectionSetup: Sendable {
     let decoderLimits: HTTP1Channel.Configuration.DecoderConfiguration
     let idleTimeout: Duration
@@ -40,32 +42,33 @@ struct ConnectionSetup: Sendable {
         try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false,
                                                  withOutboundHeaderValidation: false, withEncoderConfiguration: .init(),
                                                  withDecoderLimitConfiguration: limits)
-        try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-        try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
-        try pipeline.addHandler(ReadySnapshotHandler(answers: answers, submit: submit))
+        try pipeline.addHandler(ReadySnapshotHandler(answers: answers, idleTimeout: idleTimeout, logger: logger, submit: submit))
     }
 }
 
 /// Serves a connection's snapshot polls on the event loop: those a ready JPEG answers
 /// (`ReadySnapshots`) at once, those that must wait for a frame through the router in a task,
 /// the connection staying here, so a keep-alive poller is answered at once from its next poll
-/// on. At the first other request it wraps the connection in a `NIOAsyncChannel` (whose handler
-/// goes after this one), gives it to Hummingbird and passes that request and everything after
-/// it on, so requests are answered in order. A client that reads nothing while it sends polls
-/// is handed over too, at the first poll that finds the connection not writable: NIOAsyncChannel
-/// stops reading then, this handler does not.
-/// `HTTPConnectionStateHandler` is before it, so the idle timeout, the end of a keep-alive
-/// connection at shutdown and its request count see this handler's requests and answers too.
+/// on. At the first other request it adds Hummingbird's handlers after itself (as
+/// `HTTP1Channel` adds them), wraps the connection in a `NIOAsyncChannel`, gives it to
+/// Hummingbird and passes that request and everything after it on, so requests are answered in
+/// order. A client that reads nothing while it sends polls is handed over too, at the first poll
+/// that finds the connection not writable: NIOAsyncChannel stops reading then, this handler
+/// does not.
+/// Until then it does what `HTTPConnectionStateHandler` does once Hummingbird has the
+/// connection: it closes one idle for `idleTimeout` (never while the router answers a poll), and
+/// at shutdown (`ChannelShouldQuiesceEvent`) closes an idle connection at once and a busy one
+/// after its answer.
 final class ReadySnapshotHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private enum State {
         /// Between requests.
         case idle
         /// Reading a request it answers: the answer is written at the request's end.
-        case answering(HTTPResponse, ByteBuffer, close: Bool)
+        case answering(HTTPResponseHead, ByteBuffer, close: Bool)
         /// The router is answering a poll; parts that come meanwhile wait in `held`.
         case routing(close: Bool)
         /// It answered a request with `Connection: close`: nothing more is read.
@@ -76,12 +79,15 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
 
     private let answers: ReadySnapshots?
     private let submit: @Sendable (ListenerWork) -> Bool
+    private let idleTimeout: Duration
+    private let idleAmount: TimeAmount
+    private let logger: Logger
     private var state = State.idle
     /// Whether the connection came over TCP; nil when its address is unknown (then the
     /// router answers, which looks at the connection itself).
     private var overTCP: Bool?
     /// Requests sent behind a poll the router is answering, passed on once it is answered.
-    private var held: [HTTPRequestPart] = []
+    private var held: [HTTPServerRequestPart] = []
     /// The last answer written, so a close waits for it to be sent.
     private var lastWrite: EventLoopFuture<Void>?
     /// The router's answer to the poll being routed. Kept, and failed if the connection goes
@@ -94,9 +100,17 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     /// A request the decoder could not read behind a poll being routed: answered in its turn,
     /// after the poll's answer (Hummingbird answers it 400 and closes).
     private var heldError: (any Error)?
+    /// The daemon is stopping: the connection closes after the answer under way.
+    private var quiescing = false
+    /// When the connection last read a request's part or wrote an answer, for the idle timeout.
+    private var lastActive = NIODeadline.now()
+    private var idleCheck: Scheduled<Void>?
 
-    init(answers: ReadySnapshots?, submit: @escaping @Sendable (ListenerWork) -> Bool) {
+    init(answers: ReadySnapshots?, idleTimeout: Duration, logger: Logger, submit: @escaping @Sendable (ListenerWork) -> Bool) {
         self.answers = answers
+        self.idleTimeout = idleTimeout
+        self.idleAmount = TimeAmount(idleTimeout)
+        self.logger = logger
         self.submit = submit
     }
 
@@ -106,19 +120,29 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         case .v4, .v6: overTCP = true
         case nil: overTCP = nil
         }
+        if context.channel.isActive { checkIdle(at: lastActive + idleAmount, context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        checkIdle(at: lastActive + idleAmount, context)
+        context.fireChannelActive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         state = .closing
+        idleCheck?.cancel()
+        idleCheck = nil
         routerAnswer?.fail(ChannelError.ioOnClosedChannel)
         routerAnswer = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .handedOver = state { return context.fireChannelRead(data) }
+        lastActive = .now()
         read(unwrapInboundIn(data), context: context)
     }
 
-    private func read(_ part: HTTPRequestPart, context: ChannelHandlerContext) {
+    private func read(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         switch (state, part) {
         case (.handedOver, _):
             context.fireChannelRead(wrapInboundOut(part))
@@ -126,15 +150,18 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
             break
         case (.routing, _):
             held.append(part)
-        case (.idle, .head(let request)):
-            let close = request.headerFields[.connection]?.lowercased() == "close"
-            switch answerable(request, context) {
-            case .answered(let head, let body):
-                state = .answering(head, body, close: close)
-            case .waits:
+        case (.idle, .head(let head)):
+            let close = !head.isKeepAlive || quiescing
+            switch answerable(head, context) {
+            case (.answered(let response, let body), _):
+                state = .answering(HTTPResponseHead(response), body, close: close)
+            case (.waits, let request?):
                 route(request, close: close, context)
-            case .other:
-                if handToHummingbird(context) { context.fireChannelRead(wrapInboundOut(part)) }
+            case (.other, _), (.waits, nil):
+                guard handToHummingbird(context) else { return }
+                context.fireChannelRead(wrapInboundOut(part))
+                // Told after the request, which Hummingbird's state handler then lets finish.
+                if quiescing { context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
             }
         case (.answering(let head, let body, let close), .end):
             write(head, body, close: close, context)
@@ -146,10 +173,13 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     }
 
     /// What becomes of a request: the answer at once, the router's answer in a task, or the
-    /// connection handed over. A client that is not reading its answers is handed over.
-    private func answerable(_ request: HTTPRequest, _ context: ChannelHandlerContext) -> ReadySnapshots.Outcome {
-        guard let answers, let overTCP, context.channel.isWritable else { return .other }
-        return answers.answer(request, overTCP: overTCP)
+    /// connection handed over; with the request in Swift HTTP Types, as the router would see it,
+    /// when it is a snapshot's. A client that is not reading its answers is handed over.
+    private func answerable(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) -> (ReadySnapshots.Outcome, HTTPRequest?) {
+        guard let answers, let overTCP, context.channel.isWritable, head.method == .GET,
+              head.uri.utf8.starts(with: ReadySnapshots.prefixBytes),
+              let request = try? HTTPRequest(head, secure: false, splitCookie: false) else { return (.other, nil) }
+        return (answers.answer(request, overTCP: overTCP), request)
     }
 
     /// Has the router answer a poll in the listener's task group; the request's end and
@@ -182,7 +212,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         if let end = rest.firstIndex(where: { if case .end = $0 { true } else { false } }) {
             rest.removeSubrange(...end)
         }
-        write(head, body, close: close, context)
+        write(HTTPResponseHead(head), body, close: close || quiescing, context)
         for part in rest { read(part, context: context) }
         // Passed on outside a read: Hummingbird's handler takes them at the end of one.
         if case .handedOver = state, !rest.isEmpty { context.fireChannelReadComplete() }
@@ -193,12 +223,14 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         if inputClosed { endOfInput(context) }
     }
 
-    private func write(_ head: HTTPResponse, _ body: ByteBuffer, close: Bool, _ context: ChannelHandlerContext) {
+    private func write(_ head: HTTPResponseHead, _ body: ByteBuffer, close: Bool, _ context: ChannelHandlerContext) {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         lastWrite = written
-        if close {
+        lastActive = .now()
+        checkIdle(at: lastActive + idleAmount, context)
+        if close || quiescing {
             // As Hummingbird ends a `Connection: close` exchange: read nothing more, send the
             // answer, close the output, and let the client close.
             state = .closing
@@ -236,7 +268,36 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
             inputClosed = true
             return endOfInput(context)
         }
+        if event is ChannelShouldQuiesceEvent {
+            // As `HTTPConnectionStateHandler`: closed now when idle, after its answer when busy.
+            quiescing = true
+            if case .idle = state { closing(context) }
+            return
+        }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Closes the connection at `deadline` if it has been idle since `idleTimeout` before then,
+    /// as `HTTPConnectionStateHandler` does: a request half sent is idle too, a poll the router
+    /// is answering is not (it is looked at again once answered). One check is pending at a time.
+    private func checkIdle(at deadline: NIODeadline, _ context: ChannelHandlerContext) {
+        guard idleCheck == nil else { return }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        idleCheck = context.eventLoop.scheduleTask(deadline: deadline) {
+            let (handler, context) = loopBound.value
+            handler.idleCheck = nil
+            switch handler.state {
+            case .handedOver, .closing, .routing:
+                break
+            case .idle, .answering:
+                let due = handler.lastActive + handler.idleAmount
+                if due <= .now() {
+                    handler.closing(context)
+                } else {
+                    handler.checkIdle(at: due, context)
+                }
+            }
+        }
     }
 
     /// The client will send nothing more. Every request it sent is still answered: a poll the
@@ -259,13 +320,26 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     /// when that fails or the listener no longer takes connections.
     private func handToHummingbird(_ context: ChannelHandlerContext) -> Bool {
         state = .handedOver
-        if context.channel.isActive, let value = try? HTTP1Channel.Value(
-            wrappingChannelSynchronously: context.channel, configuration: .init(isOutboundHalfClosureEnabled: true)),
+        idleCheck?.cancel()
+        idleCheck = nil
+        if context.channel.isActive, let value = try? hummingbirdsHandlers(after: context),
            submit(.connection(value)) {
             return true
         }
         context.close(promise: nil)
         return false
+    }
+
+    /// Hummingbird's handlers after this one, as `HTTP1Channel.setup` adds them after NIO's
+    /// codec, and the connection wrapped for its task. Its `HTTPConnectionStateHandler` keeps
+    /// the idle timeout from now on.
+    private func hummingbirdsHandlers(after context: ChannelHandlerContext) throws -> HTTP1Channel.Value {
+        let pipeline = context.pipeline.syncOperations
+        try pipeline.addHandlers([HTTP1ToHTTPServerCodec(secure: false),
+                                  HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger)],
+                                 position: .after(self))
+        return try HTTP1Channel.Value(wrappingChannelSynchronously: context.channel,
+                                      configuration: .init(isOutboundHalfClosureEnabled: true))
     }
 }
 

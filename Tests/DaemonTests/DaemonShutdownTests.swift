@@ -15,6 +15,9 @@ import Glibc
         case none
         /// A keep-alive connection that asked once and waits.
         case idle
+        /// A keep-alive connection that polled a snapshot and waits: it stays on the event
+        /// loop (`ReadySnapshotHandler`), never Hummingbird's.
+        case poller
         /// A live MJPEG stream being read.
         case stream
     }
@@ -56,6 +59,11 @@ import Glibc
             case .idle:
                 let client = try TestConnection(endpoint)
                 let answer = try client.exchange("GET /v1/status HTTP/1.1\r\nHost: \(endpoint.host)\r\n\r\n")
+                #expect(answer.hasPrefix("HTTP/1.1 200"))
+                clients.append(client)
+            case .poller:
+                let client = try TestConnection(endpoint)
+                let answer = try client.exchange("GET /v1/cameras/cam/snapshot HTTP/1.1\r\nHost: \(endpoint.host)\r\n\r\n")
                 #expect(answer.hasPrefix("HTTP/1.1 200"))
                 clients.append(client)
             case .stream:

@@ -24,6 +24,20 @@ import Glibc
         }
     }
 
+    /// A connection that has sent nothing is still the listener's own (`ReadySnapshotHandler`,
+    /// before Hummingbird's handlers are added): SIGTERM closes it too.
+    @Test func gracefulShutdownClosesAConnectionThatSentNothing() async throws {
+        try await withListener(idleTimeout: .seconds(60)) { path, group in
+            let silent = try RawUnixClient(path: path)
+            let halfRequest = try RawUnixClient(path: path)
+            try halfRequest.send("GET /ping HTTP/1.1\r\nHost: ca")
+            try await Task.sleep(for: .milliseconds(100))
+            await group.triggerGracefulShutdown()
+            #expect(try await silent.waitForClose(limit: 5), "a connection that never sent a request stayed open")
+            #expect(try await halfRequest.waitForClose(limit: 5), "a half-sent request stayed open")
+        }
+    }
+
     @Test func anIdleConnectionIsClosedAfterTheIdleTimeout() async throws {
         try await withListener(idleTimeout: .milliseconds(300)) { path, group in
             let silent = try RawUnixClient(path: path)

@@ -149,15 +149,37 @@ import Glibc
         }
     }
 
-    @Test func aConnectionCloseRequestIsAnsweredAndClosed() async throws {
+    /// A request that does not keep its connection (`Connection: close`, or HTTP/1.0 without
+    /// `keep-alive`) is answered on the loop, and the connection closed after the answer.
+    @Test(arguments: ["HTTP/1.1\r\nHost: camd\r\nConnection: close", "HTTP/1.0"])
+    func aConnectionCloseRequestIsAnsweredAndClosed(_ version: String) async throws {
         try await Self.withDaemon { daemon in
             let path = daemon.path, before = daemon.answeredBefore
             let connection = try TestConnection(.unix(path))
-            try connection.send("GET \(Self.anyReadyFrame) HTTP/1.1\r\nHost: camd\r\nConnection: close\r\n\r\n")
+            try connection.send("GET \(Self.anyReadyFrame) \(version)\r\n\r\n")
             let answer = try AnswerReader(connection).next()
             #expect(answer.status == 200 && answer.body.count == Int(answer.header("content-length") ?? "") ?? -1)
             _ = try connection.readToEnd(limit: 5)  // throws if the connection stays open
             #expect(try Self.answeredOnEventLoop(path) == before + 1)
+        }
+    }
+
+    /// A keep-alive poller served on the loop that goes quiet is closed after `idle_timeout`,
+    /// as Hummingbird closes the connections it has; one that keeps polling is not.
+    @Test func aQuietPollerIsClosedAfterTheIdleTimeout() async throws {
+        try await Self.withDaemon(daemonLines: "idle_timeout = 1\n") { daemon in
+            let path = daemon.path, before = daemon.answeredBefore
+            let connection = try TestConnection(.unix(path))
+            let reader = AnswerReader(connection)
+            let started = ContinuousClock.now
+            for _ in 0..<4 {
+                try connection.send("GET \(Self.anyReadyFrame) HTTP/1.1\r\nHost: camd\r\n\r\n")
+                #expect(try reader.next().status == 200)
+                usleep(400_000)
+            }
+            #expect(try Self.answeredOnEventLoop(path) == before + 4, "the polls were not answered on the loop")
+            _ = try connection.readToEnd(limit: 10)  // throws if the connection stays open
+            #expect(ContinuousClock.now - started > .seconds(2), "closed before the poller went quiet")
         }
     }
 
