@@ -114,10 +114,10 @@ final class CaptureWorker: Sendable {
             do {
                 // Short waits, so a stop request is seen promptly; the stall bound is ours.
                 // Pixels nobody wants stay in the driver's buffer: an idle camera copies nothing.
-                if hub.wantsPixels() {
-                    hub.publish(try source.nextFrame(timeout: .milliseconds(250)))
-                } else {
-                    hub.publishUnread(monotonicTime: try source.skipFrame(timeout: .milliseconds(250)))
+                // Whether anyone wants them is asked once the frame has come.
+                switch try source.nextFrame(timeout: .milliseconds(250), ifWanted: { hub.wantsPixels() }) {
+                case .read(let frame): hub.publish(frame)
+                case .unread(let captured): hub.publishUnread(monotonicTime: captured)
                 }
                 let (dropped, copied) = (source.droppedFrames, source.copiedFrames)
                 hub.addSourceCounts(dropped: dropped - dropsReported, copied: copied - copiesReported)

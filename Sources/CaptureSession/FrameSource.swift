@@ -12,9 +12,11 @@ public protocol FrameSource: AnyObject {
     var configuration: CaptureConfiguration { get }
     /// Waits for the freshest good frame; throws `DeviceError` on failure or after `timeout`.
     func nextFrame(timeout: Duration) throws(DeviceError) -> Frame
-    /// As `nextFrame`, for a frame nobody wants: its pixels are not copied, only
-    /// when it was captured is returned (CLOCK_MONOTONIC seconds).
-    func skipFrame(timeout: Duration) throws(DeviceError) -> Double
+    /// As `nextFrame`, asking `wanted` only once the frame has come: a frame nobody wants
+    /// then is not copied (`.unread`, when it was captured). The capture thread asks whether
+    /// anyone wants the pixels after its wait, so a snapshot asked during the wait gets the
+    /// frame that ends it, not the one after.
+    func nextFrame(timeout: Duration, ifWanted wanted: () -> Bool) throws(DeviceError) -> SourcedFrame
     /// Frames the device sent broken or never sent (sequence gaps), since streaming began.
     var droppedFrames: Int { get }
     /// Frames copied out of the device's buffers because consumers held every one it could
@@ -34,9 +36,18 @@ extension FrameSource {
     /// Sources that lend no buffers of the device count no copies.
     public var copiedFrames: Int { 0 }
 
-    /// Sources that cannot leave pixels unread take the frame and drop it.
+    /// Sources that cannot leave pixels unread take the frame, and drop it if nobody wants it.
+    public func nextFrame(timeout: Duration, ifWanted wanted: () -> Bool) throws(DeviceError) -> SourcedFrame {
+        let frame = try nextFrame(timeout: timeout)
+        return wanted() ? .read(frame) : .unread(monotonicTime: frame.monotonicTime)
+    }
+
+    /// Waits for a frame and leaves its pixels unread: when it was captured (CLOCK_MONOTONIC seconds).
     public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
-        try nextFrame(timeout: timeout).monotonicTime
+        switch try nextFrame(timeout: timeout, ifWanted: { false }) {
+        case .read(let frame): frame.monotonicTime
+        case .unread(let captured): captured
+        }
     }
 }
 
@@ -123,8 +134,8 @@ public final class V4L2Source: FrameSource {
         try stream.nextFrame(timeout: timeout)
     }
 
-    public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
-        try stream.withNextFrame(timeout: timeout) { _, metadata in metadata.monotonicTime }
+    public func nextFrame(timeout: Duration, ifWanted wanted: () -> Bool) throws(DeviceError) -> SourcedFrame {
+        try stream.nextFrame(timeout: timeout, ifWanted: wanted)
     }
 
     public var droppedFrames: Int { stream.statistics.broken + stream.statistics.lost }

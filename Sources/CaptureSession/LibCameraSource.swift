@@ -26,8 +26,8 @@ public final class LibCameraSource: FrameSource {
         try stream.nextFrame(timeout: timeout)
     }
 
-    public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
-        try stream.skipFrame(timeout: timeout)
+    public func nextFrame(timeout: Duration, ifWanted wanted: () -> Bool) throws(DeviceError) -> SourcedFrame {
+        try stream.nextFrame(timeout: timeout, ifWanted: wanted)
     }
 
     public var droppedFrames: Int { stream.broken + stream.lost }

@@ -71,16 +71,21 @@ public final class SyntheticSource: FrameSource {
 
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
         let (monotonic, wallClock) = waitForFrame()
+        return drawn(monotonic, wallClock)
+    }
+
+    /// A frame nobody wants is not drawn, as a camera's is not copied.
+    public func nextFrame(timeout: Duration, ifWanted wanted: () -> Bool) throws(DeviceError) -> SourcedFrame {
+        let (monotonic, wallClock) = waitForFrame()
+        return wanted() ? .read(drawn(monotonic, wallClock)) : .unread(monotonicTime: monotonic)
+    }
+
+    private func drawn(_ monotonic: Double, _ wallClock: Double) -> Frame {
         let storage = recycler.storage(count: background.count) { target in
             background.withUnsafeBytes { target.copyMemory(from: $0) }
             drawSquare(into: target)
         }
         return Frame(layout: configuration.layout, storage: storage, sequence: sequence, monotonicTime: monotonic, captureTime: wallClock)
-    }
-
-    /// A frame nobody wants is not drawn, as a camera's is not copied.
-    public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
-        waitForFrame().monotonic
     }
 
     /// Keeps the configured rate: sleeps until the next frame is due and counts it.

@@ -69,7 +69,22 @@ public final class LibCameraStream {
 
     /// Waits for the freshest good frame and copies it out; throws `.timeout` after `timeout`.
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
+        try read(try waitForFrame(timeout: timeout))
+    }
+
+    /// As `nextFrame`, asking `wanted` once the frame has come: a frame nobody wants goes back
+    /// to libcamera uncopied, and only when it was captured is returned.
+    public func nextFrame(timeout: Duration, ifWanted wanted: () -> Bool) throws(DeviceError) -> SourcedFrame {
         let completed = try waitForFrame(timeout: timeout)
+        guard wanted() else {
+            try requeue(completed.cookie)
+            return .unread(monotonicTime: Self.times(completed.timestampNanoseconds).monotonic)
+        }
+        return .read(try read(completed))
+    }
+
+    /// A completed request's planes copied into one frame; the request goes back to libcamera.
+    private func read(_ completed: Completions.Completed) throws(DeviceError) -> Frame {
         let total = completed.planes.reduce(0) { $0 + $1.count }
         let storage = recycler.storage(count: total) { target in
             var offset = 0
@@ -82,13 +97,6 @@ public final class LibCameraStream {
         let (monotonic, wallClock) = Self.times(completed.timestampNanoseconds)
         return Frame(layout: configuration.layout, storage: storage, sequence: completed.sequence,
                      monotonicTime: monotonic, captureTime: wallClock)
-    }
-
-    /// As `nextFrame`, without copying the pixels; returns when it was captured (CLOCK_MONOTONIC seconds).
-    public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
-        let completed = try waitForFrame(timeout: timeout)
-        try requeue(completed.cookie)
-        return Self.times(completed.timestampNanoseconds).monotonic
     }
 
     /// The newest successful completion; the others are requeued at once.

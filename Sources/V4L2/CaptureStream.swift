@@ -130,6 +130,24 @@ public final class CaptureStream {
     ///   (a stalled device is an error, never a hang).
     public func nextFrame(timeout: Duration) throws(DeviceError) -> Frame {
         var buffer = try nextBuffer(timeout: timeout)
+        return try frame(of: &buffer)
+    }
+
+    /// As `nextFrame`, asking `wanted` once the frame has come: a frame nobody wants then goes
+    /// back to the driver unread. Asked before the wait, a snapshot requested during it would
+    /// find the frame it waited for skipped, and wait for the next one.
+    public func nextFrame(timeout: Duration, ifWanted wanted: () -> Bool) throws(DeviceError) -> SourcedFrame {
+        var buffer = try nextBuffer(timeout: timeout)
+        guard wanted() else {
+            let captured = metadata(of: buffer).monotonicTime
+            try? requeue(&buffer)
+            return .unread(monotonicTime: captured)
+        }
+        return .read(try frame(of: &buffer))
+    }
+
+    /// The frame in a buffer just dequeued: the buffer lent, or its bytes copied and the buffer requeued.
+    private func frame(of buffer: inout v4l2_buffer) throws(DeviceError) -> Frame {
         let metadata = metadata(of: buffer), mapped = buffers[Int(buffer.index)], bytes = bytes(of: buffer)
         let storage: FrameStorage
         if try mayLend() {
@@ -173,20 +191,11 @@ public final class CaptureStream {
         }
     }
 
-    /// Where a frame came from, for a caller that reads the mapped bytes in place.
-    public struct FrameMetadata: Sendable {
-        public var sequence: UInt32
-        public var monotonicTime: Double
-        public var captureTime: Double
-    }
-
-    /// Waits for the freshest good frame and lends its mapped bytes to `body`,
-    /// which must not keep them: the buffer goes back to the driver when it returns.
-    public func withNextFrame<T>(timeout: Duration,
-                                 _ body: (UnsafeRawBufferPointer, FrameMetadata) throws(DeviceError) -> T) throws(DeviceError) -> T {
-        var buffer = try nextBuffer(timeout: timeout)
-        defer { try? requeue(&buffer) }
-        return try body(bytes(of: buffer), metadata(of: buffer))
+    /// Where a frame came from.
+    struct FrameMetadata {
+        var sequence: UInt32
+        var monotonicTime: Double
+        var captureTime: Double
     }
 
     /// The freshest good frame's buffer, dequeued and counted, after the buffers whose frames

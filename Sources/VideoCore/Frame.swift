@@ -62,6 +62,16 @@ public struct Frame: Sendable {
     }
 }
 
+/// A frame as a source gives it when it is asked whether the pixels are wanted only once the
+/// frame has come (`FrameSource.nextFrame(timeout:ifWanted:)`).
+public enum SourcedFrame: Sendable {
+    /// The pixels were wanted: the frame.
+    case read(Frame)
+    /// They were not, and stayed where the device put them: when the frame was captured, in
+    /// CLOCK_MONOTONIC seconds.
+    case unread(monotonicTime: Double)
+}
+
 /// The bytes of one frame: either a box that a `FrameRecycler` fills again once no frame
 /// refers to it any more, or a driver's buffer lent until the last frame referring to it
 /// goes (a V4L2 buffer read where the camera wrote it, as µStreamer encodes). A box is

@@ -33,17 +33,21 @@ import VideoCore
             counts.copies.add(1, ordering: .relaxed)
             return try inner.nextFrame(timeout: timeout)
         }
-        func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
-            counts.skips.add(1, ordering: .relaxed)
-            return try inner.skipFrame(timeout: timeout)
+        func nextFrame(timeout: Duration, ifWanted wanted: () -> Bool) throws(DeviceError) -> SourcedFrame {
+            let taken = try inner.nextFrame(timeout: timeout, ifWanted: wanted)
+            switch taken {
+            case .read: counts.copies.add(1, ordering: .relaxed)
+            case .unread: counts.skips.add(1, ordering: .relaxed)
+            }
+            return taken
         }
         func stop() { inner.stop() }
     }
 
     /// A 320x240 synthetic camera whose frames are counted as they are taken.
-    func countingSession(_ id: String) -> (CaptureSession, Counts) {
+    func countingSession(_ id: String, fps: Double = 30) -> (CaptureSession, Counts) {
         let counts = Counts()
-        let settings = CameraSettings(id: id, device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240), fps: 30)
+        let settings = CameraSettings(id: id, device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240), fps: fps)
         let session = CaptureSession(settings: settings, openSource: { (_, request, _) throws(DeviceError) in
             CountingSource(try SyntheticSource(request: request), counts: counts)
         })
@@ -66,6 +70,23 @@ import VideoCore
         let settled = counts.copies.load(ordering: .relaxed)
         try await Task.sleep(for: .milliseconds(500))
         #expect(counts.copies.load(ordering: .relaxed) == settled, "pixels were still copied long after the last request")
+        await session.stop()
+    }
+
+    /// A snapshot asked while an idle camera waits for its next frame gets that frame: whether
+    /// anyone wants the pixels is asked once the frame has come. Asked before the wait, as it
+    /// was, that frame went back unread and the snapshot waited a whole frame interval more
+    /// (at 2 fps, its frame was always more than 0.5 s younger than the request).
+    @Test func aSnapshotAskedDuringTheWaitGetsTheFrameThatEndsIt() async throws {
+        let (session, counts) = countingSession("wait", fps: 2)
+        await session.start()
+        // Idle past the warm window: the capture thread leaves every frame unread.
+        try await Task.sleep(for: .seconds(FrameHub.warmSeconds + 0.8))
+        #expect(counts.copies.load(ordering: .relaxed) == 0, "frames were copied with nobody asking")
+        let asked = FrameHub.monotonicNow()
+        let frame = try await session.snapshot()
+        #expect(frame.monotonicTime >= asked, "the snapshot's frame was captured before it was asked for")
+        #expect(frame.monotonicTime - asked < 0.5, "the frame that ended the wait was skipped: captured \(frame.monotonicTime - asked) s after the request, at 2 fps")
         await session.stop()
     }
 
