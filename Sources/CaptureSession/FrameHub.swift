@@ -148,9 +148,9 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     // MARK: capture thread
 
-    /// Whether the capture thread should copy the next frame's pixels: someone streams
-    /// or waits for a frame, or did within `warmSeconds`. Otherwise the frame goes back
-    /// to the driver unread (`publishUnread`).
+    /// Whether the capture thread should read the pixels of the frame that has just come:
+    /// someone streams or waits for a frame, or did within `warmSeconds`. Otherwise the frame
+    /// goes back to the driver unread (`publishUnread`).
     func wantsPixels(now: Double = FrameHub.monotonicNow()) -> Bool {
         condition.lock()
         defer { condition.unlock() }
