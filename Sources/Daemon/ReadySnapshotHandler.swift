@@ -21,7 +21,7 @@ enum ListenerWork: Sendable {
 /// conversion to Swift HTTP Types, `HTTPConnectionStateHandler` and the `NIOAsyncChannel` with
 /// its task) are added when a request that needs the router comes, and a client that only polls
 /// snapshots never needs them: each handler is set up, and every event passes it, per
-/// connection (issue 16: a poll answered on the loop was about a sixth cheaper without the two).
+/// connection (issue 16: a poll answered on the loop takes 8% fewer instructions without the two).
 struct ConnectionSetup: Sendable {
     let decoderLimits: HTTP1Channel.Configuration.DecoderConfiguration
     let idleTimeout: Duration
