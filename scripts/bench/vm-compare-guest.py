@@ -749,7 +749,7 @@ def report(res):
     if poll:
         c, u = poll["camd"], poll["ustreamer"]
         lines += ["", "a client polling /snapshot on a fixed schedule (camd as shipped; µStreamer encodes every frame)",
-                  f"{'':<40} {'camd':>10} {'µStreamer':>10} {'camd/µS':>8}"]
+                  f"{'':<50} {'camd':>10} {'µStreamer':>10} {'camd/µS':>8}"]
         for period, _ in POLL_PERIODS:
             a, b = c.get(period), u.get(period)
             if not a or not b:
@@ -758,8 +758,8 @@ def report(res):
                                ("answer time p99, ms", "p99"), ("frame age at answer p50, ms", "age_p50"),
                                ("CPU ms per request", "cpu_per_request_ms"), ("CPU % idle after the client stops", "idle_cpu_pct")):
                 ratio = a[key] / b[key] if b[key] else float("nan")
-                lines.append(f"{f'every {period:g} s: ' + label:<40} {a[key]:>10.1f} {b[key]:>10.1f} {ratio:>8.2f}")
-            lines.append(f"{f'every {period:g} s: answered / errors':<40} {a['n']:>6}/{a['errors']:<3} {b['n']:>6}/{b['errors']:<3}")
+                lines.append(f"{f'every {period:g} s: ' + label:<50} {a[key]:>10.1f} {b[key]:>10.1f} {ratio:>8.2f}")
+            lines.append(f"{f'every {period:g} s: answered / errors':<50} {a['n']:>6}/{a['errors']:<3} {b['n']:>6}/{b['errors']:<3}")
             lines.append(f"  camd status.snapshots after it: {a.get('status')}")
         if "hwm_kib" in c and "hwm_kib" in u:
             lines.append(f"{'peak RSS (VmHWM), MiB':<40} {c['hwm_kib'] / 1024:>10.1f} {u['hwm_kib'] / 1024:>10.1f} "
