@@ -80,7 +80,6 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     private let answers: ReadySnapshots?
     private let submit: @Sendable (ListenerWork) -> Bool
     private let idleTimeout: Duration
-    private let idleAmount: TimeAmount
     private let logger: Logger
     private var state = State.idle
     /// Whether the connection came over TCP; nil when its address is unknown (then the
@@ -109,7 +108,6 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     init(answers: ReadySnapshots?, idleTimeout: Duration, logger: Logger, submit: @escaping @Sendable (ListenerWork) -> Bool) {
         self.answers = answers
         self.idleTimeout = idleTimeout
-        self.idleAmount = TimeAmount(idleTimeout)
         self.logger = logger
         self.submit = submit
     }
@@ -120,11 +118,11 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         case .v4, .v6: overTCP = true
         case nil: overTCP = nil
         }
-        if context.channel.isActive { checkIdle(at: lastActive + idleAmount, context) }
+        if context.channel.isActive { checkIdle(context) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        checkIdle(at: lastActive + idleAmount, context)
+        checkIdle(context)
         context.fireChannelActive()
     }
 
@@ -151,7 +149,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         case (.routing, _):
             held.append(part)
         case (.idle, .head(let head)):
-            let close = !head.isKeepAlive || quiescing
+            let close = !head.isKeepAlive
             switch answerable(head, context) {
             case (.answered(let response, let body), _):
                 state = .answering(HTTPResponseHead(response), body, close: close)
@@ -212,7 +210,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         if let end = rest.firstIndex(where: { if case .end = $0 { true } else { false } }) {
             rest.removeSubrange(...end)
         }
-        write(HTTPResponseHead(head), body, close: close || quiescing, context)
+        write(HTTPResponseHead(head), body, close: close, context)
         for part in rest { read(part, context: context) }
         // Passed on outside a read: Hummingbird's handler takes them at the end of one.
         if case .handedOver = state, !rest.isEmpty { context.fireChannelReadComplete() }
@@ -229,7 +227,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         lastWrite = written
         lastActive = .now()
-        checkIdle(at: lastActive + idleAmount, context)
+        checkIdle(context)
         if close || quiescing {
             // As Hummingbird ends a `Connection: close` exchange: read nothing more, send the
             // answer, close the output, and let the client close.
@@ -277,28 +275,31 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// Closes the connection at `deadline` if it has been idle since `idleTimeout` before then,
+    /// Closes the connection `idleTimeout` after it was last active, if it has not been since,
     /// as `HTTPConnectionStateHandler` does: a request half sent is idle too, a poll the router
-    /// is answering is not (it is looked at again once answered). One check is pending at a time.
-    private func checkIdle(at deadline: NIODeadline, _ context: ChannelHandlerContext) {
+    /// is answering is not (it is looked at again once answered). One check is pending at a time;
+    /// one that finds the connection active since looks again `idleTimeout` after that.
+    private func checkIdle(_ context: ChannelHandlerContext) {
         guard idleCheck == nil else { return }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        idleCheck = context.eventLoop.scheduleTask(deadline: deadline) {
+        idleCheck = context.eventLoop.scheduleTask(deadline: idleDeadline) {
             let (handler, context) = loopBound.value
             handler.idleCheck = nil
             switch handler.state {
             case .handedOver, .closing, .routing:
                 break
             case .idle, .answering:
-                let due = handler.lastActive + handler.idleAmount
-                if due <= .now() {
+                if handler.idleDeadline <= .now() {
                     handler.closing(context)
                 } else {
-                    handler.checkIdle(at: due, context)
+                    handler.checkIdle(context)
                 }
             }
         }
     }
+
+    /// When the connection is idle for `idleTimeout` unless it is active before.
+    private var idleDeadline: NIODeadline { lastActive + TimeAmount(idleTimeout) }
 
     /// The client will send nothing more. Every request it sent is still answered: a poll the
     /// router is answering, and the requests held behind it, which `routed` passes on before it
