@@ -44,6 +44,9 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     private var encodeAheadAt: Double?
     /// The poll's due time `encodeAheadAt` was set for, so it is armed once per due time.
     private var armedDue: Double?
+    /// `encodeAheadAt` was set since the last frame came: that frame wakes the encoders, so
+    /// one waiting without a deadline gets it (`wakeForArmedEncode`).
+    private var armedUnseen = false
     /// The generation of the newest JPEG made ahead of a request, and whether one took it.
     private var madeAhead: (generation: UInt64, taken: Bool)?
     /// The encoder threads waiting in `nextFrameToEncode`, a bit each by index. A frame goes
@@ -184,7 +187,12 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         // none of them takes (pixels kept in the warm seconds after a snapshot, or just
         // before an encode ahead is due), each would switch in, look and sleep again, two
         // threads at every frame of a polled camera.
-        if wantsFrameWoken(now: Self.monotonicNow()) { condition.broadcast() }
+        if wantsFrameWoken(now: Self.monotonicNow()) {
+            armedUnseen = false
+            condition.broadcast()
+        } else {
+            wakeForArmedEncode()
+        }
         condition.unlock()
         for continuation in ready { continuation.resume(returning: frame) }
     }
@@ -215,7 +223,21 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         condition.lock()
         count(monotonicTime)
         latestRaw = nil
+        wakeForArmedEncode()
         condition.unlock()
+    }
+
+    /// Wakes the encoders for an encode ahead armed since the last frame, so one waiting
+    /// without a deadline now waits until it. The capture thread does it at its next frame,
+    /// not the poll that armed it: that poll is answered on the event loop, and waking two
+    /// threads between reading it and writing its answer put them in the answer's way (in
+    /// the 2-CPU VM, where they compete with the client too). The deadline is at least a
+    /// poll period away, a frame interval is shorter (a frame after it wakes the encoders
+    /// anyway, `wantsFrameWoken`). Must be called with `condition` held.
+    private func wakeForArmedEncode() {
+        guard armedUnseen else { return }
+        armedUnseen = false
+        condition.broadcast()
     }
 
     private func count(_ monotonicTime: Double) {
@@ -305,7 +327,9 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
                 }
                 return (frame, rawGeneration)
             }
-            if let due = encodeAheadAt, due > now {
+            // Only the lowest waiting encoder waits for an encode ahead to be due: it is the one
+            // that takes it (a frame after it wakes them all, `wantsFrameWoken`).
+            if lowest, let due = encodeAheadAt, due > now {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: due - now))
             } else {
                 condition.wait()
@@ -490,11 +514,10 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// frame `interval` apart (nil: the measured rate's). Nil, with nothing recorded, when the
     /// poll would have to wait: the caller then asks `frame(notBefore:timeout:poll:)` as
     /// usual. For an answer on the listener's event loop (`CaptureSession.readySnapshot`),
-    /// which must not wait.
-    func readyFrame(maxAge: Double?, interval: Double?) -> EncodedFrame? {
+    /// which must not wait. `now` is when the poll came (a test sets it).
+    func readyFrame(maxAge: Double?, interval: Double?, now: Double = FrameHub.monotonicNow()) -> EncodedFrame? {
         condition.lock()
         defer { condition.unlock() }
-        let now = Self.monotonicNow()
         let age = maxAge ?? defaultSnapshotAgeLocked(interval: frameIntervalLocked(configured: interval))
         guard !closed, let encoded = readyEncoded(notBefore: now - age) else { return nil }
         lastPlainDemand = now
@@ -548,7 +571,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         guard due != armedDue, due > now else { return }
         armedDue = due
         encodeAheadAt = due - aheadLead
-        condition.broadcast()  // an encoder waiting without a deadline now has one
+        armedUnseen = true  // the next frame wakes an encoder waiting without a deadline
     }
 
     /// Whether a JPEG is made ahead of a poll: not while frames are encoded anyway (streams,

@@ -97,6 +97,10 @@ public struct HTTPListener: Service {
             let quiescing = ServerQuiescingHelper(group: loop)
             let bootstrap = ServerBootstrap(group: loop)
                 .serverChannelOption(ChannelOptions.backlog, value: 256)
+                // One accept per wake-up: NIO's default (four) ends every accept with one more
+                // that fails with EAGAIN, a system call in each poll's way. The listening socket
+                // is level-triggered, so a burst of connections is accepted one turn each.
+                .serverChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)
                 .serverChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))

@@ -145,6 +145,56 @@ import VideoCore
         hub.close()
     }
 
+    /// A poll answered from a ready JPEG that arms an encode ahead of the next poll wakes no
+    /// encoder thread: the poll is answered on the listener's event loop, and a wake-up there
+    /// came between reading the request and writing its answer. The capture thread's next frame
+    /// wakes the encoder instead, which then waits until the encode is due and takes that frame.
+    @Test func aPollThatArmsAnEncodeAheadWakesNoEncoderUntilTheNextFrame() async throws {
+        let hub = FrameHub()
+        let epoch = hub.reopen()
+        let thread = Mutex<String?>(nil), taken = Mutex<[(sequence: UInt32, at: Double)]>([])
+        Thread {
+            thread.withLock { $0 = Self.threadID() }
+            while let (frame, generation) = hub.nextFrameToEncode(epoch: epoch) {
+                taken.withLock { $0.append((frame.sequence, FrameHub.monotonicNow())) }
+                hub.deliver(encoded(frame), generation: generation, epoch: epoch)
+            }
+        }.start()
+        func waitUntil(_ condition: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        }
+        try await waitUntil { hub.encodersWaiting == [0] }
+        // A JPEG for the polls to be answered from.
+        let first = Task { try await hub.frame(notBefore: 0, timeout: .seconds(30)) }
+        try await waitUntil { hub.wantsPlainJPEG() }
+        hub.publish(frame(1, at: FrameHub.monotonicNow()))
+        _ = try await first.value
+        try await waitUntil { taken.withLock { $0.count } == 1 && hub.encodersWaiting == [0] }
+        try await Task.sleep(for: .milliseconds(50))  // asleep in its wait, that switch counted
+
+        let tid = try #require(thread.withLock { $0 })
+        let before = try #require(Self.voluntarySwitches(tid))
+        // Three polls 0.5 s apart, the last now: the period is learned at the third, and the
+        // encode ahead of the fourth armed for about 0.5 s from now.
+        let now = FrameHub.monotonicNow()
+        for poll in [now - 1, now - 0.5, now] {
+            #expect(hub.readyFrame(maxAge: 3600, interval: 0.04, now: poll) != nil)
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let afterPolls = try #require(Self.voluntarySwitches(tid))
+        #expect(afterPolls == before, "the polls woke the encoder thread \(afterPolls - before) times")
+        #expect(taken.withLock { $0.count } == 1)
+
+        // The next frame wakes it, and it takes that frame when the encode is due.
+        hub.publish(frame(2, at: FrameHub.monotonicNow()))
+        try await waitUntil { taken.withLock { $0.count } == 2 }
+        let second = try #require(taken.withLock { $0.last })
+        #expect(second.sequence == 2, "the frame after the polls, made ahead of the next one")
+        #expect(second.at >= now + 0.4, "taken \(second.at - now) s after the poll, before the encode ahead was due")
+        hub.close()
+    }
+
     /// The calling thread's id: `/proc/thread-self` links to `PID/task/TID`.
     static func threadID() -> String? {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?.split(separator: "/").last.map(String.init)

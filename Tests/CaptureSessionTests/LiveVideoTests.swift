@@ -154,9 +154,16 @@ import VideoCore
             // The window reads as a player would, well within the client's queue of 1 s: the
             // feed waits for it to take each 10 frames before going on (a fixed pause was not
             // always enough for its task to be scheduled on a loaded machine).
+            // Bounded: a window that stopped reading (its feed ended) would keep the loop, and the
+            // whole test run, waiting for ever.
             if index % 10 == 9 {
-                while client.snapshot.framesSent < index - 9, client.snapshot.drops == 0 {
+                let deadline = ContinuousClock.now + .seconds(30)
+                while client.snapshot.framesSent < index - 9, client.snapshot.drops == 0, ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(2))
+                }
+                if client.snapshot.framesSent < index - 9, client.snapshot.drops == 0 {
+                    Issue.record("the window took \(client.snapshot.framesSent) of \(index + 1) fragments in 30 s")
+                    break
                 }
             }
         }

@@ -97,7 +97,12 @@ import Glibc
             // Capture goes on: the counters move while the hooks hang.
             let before = await session.status().framesCaptured
             var after = before
-            while after < before + 10 { after = await session.status().framesCaptured; try await Task.sleep(for: .milliseconds(20)) }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while after < before + 10, ContinuousClock.now < deadline {
+                after = await session.status().framesCaptured
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(after >= before + 10, "capture stopped while the hooks hang: \(after - before) frames in 30 s")
             #expect(hooks.counts.running == 2, "the hooks still hang")
             await session.stop()
             service.cancel()
