@@ -47,8 +47,9 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// `encodeAheadAt` was set since the last frame came: that frame wakes the encoders, so
     /// one waiting without a deadline gets it (`wakeForArmedEncode`).
     private var armedUnseen = false
-    /// The generation of the newest JPEG made ahead of a request, and whether one took it.
-    private var madeAhead: (generation: UInt64, taken: Bool)?
+    /// The generation of the newest JPEG made ahead of a request, whether one took it, and when
+    /// its encode was due to start (`encodeAheadAt`).
+    private var madeAhead: (generation: UInt64, taken: Bool, due: Double)?
     /// The encoder threads waiting in `nextFrameToEncode`, a bit each by index. A frame goes
     /// to the lowest-numbered one waiting, so under a light load (polling clients, one
     /// stream) one thread makes every JPEG and the others never touch their planes (a
@@ -95,7 +96,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         var framesCopied = 0
         var encodeSeconds: [Double] = []
         /// The encode times since the poll followed was learned (the last 20): its requests'
-        /// own, and the JPEGs made ahead of them.
+        /// own, and for the JPEGs made ahead of them the time from when the encode was due to
+        /// start until the JPEG was there.
         var pollEncodeSeconds: [Double] = []
         var lastFrameMonotonic: Double?
         /// Frames captured per second over the last few seconds (`FrameRateMeter`), filled in by `snapshot`.
@@ -122,8 +124,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         }
 
         /// How long an encode made ahead of a poll is given, in seconds: the 90th percentile
-        /// of the last 20 encode times, so about one in ten finishes late and its request
-        /// waits for the rest of it. A frame is as old at the request as its encode was given,
+        /// of the last 20 encode times (of a JPEG made ahead, from its due start to its
+        /// delivery), so about one in ten finishes late and its request waits for the rest of it. A frame is as old at the request as its encode was given,
         /// so it is given the spread the encodes really have, not a fixed half again of the
         /// mean (which aged every snapshot by half an encode where encodes are steady).
         /// When the encodes made for the poll followed are slower (a poll at another period, or
@@ -317,12 +319,12 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
             if lowest, asked || ahead, rawGeneration > claimedGeneration, let frame = latestRaw {
                 claimedGeneration = rawGeneration
                 claimedTime = frame.monotonicTime
-                if ahead {
+                if let due = encodeAheadAt, ahead {
                     encodeAheadAt = nil
                     if !asked {
                         counters.encodesAhead += 1
                         if madeAhead?.taken == false { counters.encodesAheadUnused += 1 }
-                        madeAhead = (rawGeneration, false)
+                        madeAhead = (rawGeneration, false, due)
                     }
                 }
                 return (frame, rawGeneration)
@@ -369,7 +371,11 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         counters.encodeHistogram.record(encoded.encodeSeconds)
         if counters.encodeSeconds.count > 256 { counters.encodeSeconds.removeFirst(128) }
         if cadence.period != nil {
-            counters.pollEncodeSeconds.append(encoded.encodeSeconds)
+            // A JPEG made ahead counts from when its encode was due to start, not from when the
+            // encode began: the encoder's wake-up after its deadline, and taking the frame, are as
+            // much in the request's way as the encode (in the VM they left one poll in six waiting).
+            let ahead = madeAhead.flatMap { $0.generation == generation ? $0.due : nil }
+            counters.pollEncodeSeconds.append(ahead.map { max(Self.monotonicNow() - $0, encoded.encodeSeconds) } ?? encoded.encodeSeconds)
             if counters.pollEncodeSeconds.count > 20 { counters.pollEncodeSeconds.removeFirst() }
         }
         latestEncoded = encoded

@@ -195,6 +195,64 @@ import VideoCore
         hub.close()
     }
 
+    /// A JPEG made ahead of a poll that comes later than its encode took (its encoder woke late
+    /// after the deadline, or took long to hand it over) has the next ones started earlier: its
+    /// time counts from when its encode was due to start, not from the encode alone, which here
+    /// takes no time at all while each JPEG comes 60 ms after its frame was taken.
+    @Test func aJPEGMadeAheadThatCameLateIsStartedEarlierNextTime() async throws {
+        let hub = FrameHub()
+        let epoch = hub.reopen()
+        let takes = Mutex<[Double]>([])
+        let late = 0.06
+        Thread {
+            while let (frame, generation) = hub.nextFrameToEncode(epoch: epoch) {
+                takes.withLock { $0.append(FrameHub.monotonicNow()) }
+                Thread.sleep(forTimeInterval: late)
+                hub.deliver(encoded(frame), generation: generation, epoch: epoch)
+            }
+        }.start()
+        // Frames every 20 ms, and the polls, on threads of their own: a task of the cooperative
+        // pool can be held up for longer than a period while the whole suite runs, and a poll
+        // recorded at its due time but made long after it is not a poll at that time.
+        let stop = Mutex(false)
+        Thread {
+            var sequence: UInt32 = 0
+            while !stop.withLock({ $0 }) {
+                sequence += 1
+                hub.publish(frame(sequence, at: FrameHub.monotonicNow()))
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }.start()
+        _ = try await hub.frame(notBefore: 0, timeout: .seconds(30))  // a JPEG for the polls to be answered from
+
+        // Twenty polls 0.25 s apart, each recorded at its due time.
+        let period = 0.25, start = FrameHub.monotonicNow() + 0.1
+        let dues = (0..<20).map { start + Double($0) * period }
+        let answered = Mutex<[Bool]>([])
+        Thread {
+            for due in dues {
+                let wait = due - FrameHub.monotonicNow()
+                if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+                let ready = hub.readyFrame(maxAge: 3600, interval: 0.02, now: due) != nil
+                answered.withLock { $0.append(ready) }
+            }
+        }.start()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while answered.withLock({ $0.count }) < dues.count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        stop.withLock { $0 = true }
+        #expect(answered.withLock { $0 } == Array(repeating: true, count: dues.count))
+        let age = hub.defaultSnapshotAge(interval: 0.02)
+        hub.close()
+        // How long before each of the last polls its JPEG's frame was taken.
+        let taken = takes.withLock { $0 }
+        let leads = dues.indices.dropFirst(16).compactMap { index in
+            taken.last { $0 > dues[index - 1] && $0 < dues[index] }.map { dues[index] - $0 }
+        }
+        #expect(leads.count >= 3, "no frame taken ahead of the last polls: \(taken.map { $0 - start })")
+        let median = leads.sorted()[leads.count / 2]
+        #expect(median >= late / 2, "taken \(leads) s before the polls; each JPEG came \(late) s after its frame was taken; age \(age); takes \(taken.map { $0 - start })")
+    }
+
     /// The calling thread's id: `/proc/thread-self` links to `PID/task/TID`.
     static func threadID() -> String? {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?.split(separator: "/").last.map(String.init)
