@@ -125,9 +125,10 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
         /// How long an encode made ahead of a poll is given, in seconds: the 90th percentile
         /// of the last 20 encode times (of a JPEG made ahead, from its due start to its
-        /// delivery), so about one in ten finishes late and its request waits for the rest of it. A frame is as old at the request as its encode was given,
-        /// so it is given the spread the encodes really have, not a fixed half again of the
-        /// mean (which aged every snapshot by half an encode where encodes are steady).
+        /// delivery), so about one in ten finishes late and its request waits for the rest of
+        /// it. A frame is as old at the request as its encode was given, so it is given the
+        /// spread the encodes really have, not a fixed half again of the mean (which aged
+        /// every snapshot by half an encode where encodes are steady).
         /// When the encodes made for the poll followed are slower (a poll at another period, or
         /// whose requests fall when other work takes the cores), their 90th percentile is given
         /// instead: the times of earlier traffic would start its JPEGs late. They count from
@@ -231,11 +232,11 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     /// Wakes the encoders for an encode ahead armed since the last frame, so one waiting
     /// without a deadline now waits until it. The capture thread does it at its next frame,
-    /// not the poll that armed it: that poll is answered on the event loop, and waking two
-    /// threads between reading it and writing its answer put them in the answer's way (in
-    /// the 2-CPU VM, where they compete with the client too). The deadline is at least a
-    /// poll period away, a frame interval is shorter (a frame after it wakes the encoders
-    /// anyway, `wantsFrameWoken`). Must be called with `condition` held.
+    /// not the poll that armed it: that poll is answered on the event loop, where two encoder
+    /// threads woke, took the lock and slept again between reading the poll and writing its
+    /// answer. The next frame usually comes long before the deadline; one that comes after it
+    /// wakes the encoders anyway (`wantsFrameWoken`), and the encode takes that newer frame.
+    /// Must be called with `condition` held.
     private func wakeForArmedEncode() {
         guard armedUnseen else { return }
         armedUnseen = false
@@ -373,7 +374,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         if cadence.period != nil {
             // A JPEG made ahead counts from when its encode was due to start, not from when the
             // encode began: the encoder's wake-up after its deadline, and taking the frame, are as
-            // much in the request's way as the encode (in the VM they left one poll in six waiting).
+            // much in the request's way as the encode.
             let ahead = madeAhead.flatMap { $0.generation == generation ? $0.due : nil }
             counters.pollEncodeSeconds.append(ahead.map { max(Self.monotonicNow() - $0, encoded.encodeSeconds) } ?? encoded.encodeSeconds)
             if counters.pollEncodeSeconds.count > 20 { counters.pollEncodeSeconds.removeFirst() }
