@@ -99,6 +99,10 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// own, and for the JPEGs made ahead of them the time from when the encode was due to
         /// start until the JPEG was there.
         var pollEncodeSeconds: [Double] = []
+        /// How much earlier than its due time each of the poll's requests came since it was
+        /// learned (the last 20; one late counts 0): a client's requests each leave when its
+        /// timer fires and its machine lets it, so one due a period after a late one comes early.
+        var pollEarliness: [Double] = []
         var lastFrameMonotonic: Double?
         /// Frames captured per second over the last few seconds (`FrameRateMeter`), filled in by `snapshot`.
         var measuredFPS: Double = 0
@@ -139,6 +143,14 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
             guard let recent = Self.ninetiethPercentile(encodeSeconds.suffix(20)) else { return nil }
             guard pollEncodeSeconds.count >= Self.pollEncodesCounted else { return recent }
             return max(recent, Self.ninetiethPercentile(pollEncodeSeconds) ?? 0)
+        }
+
+        /// How much earlier than its due time a request of the poll followed is taken to come:
+        /// nine in ten of its recent ones came no earlier. Nil before the tenth, as for the
+        /// encode times.
+        var pollEarlinessAllowance: Double? {
+            guard pollEarliness.count >= Self.pollEncodesCounted else { return nil }
+            return Self.ninetiethPercentile(pollEarliness)
         }
 
         /// How many of the poll's own encodes it takes before their times set the lead.
@@ -563,10 +575,18 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// (streams, `encode_every_frame`) there is nothing to make ahead. Must be called with
     /// `condition` held.
     private func anticipateNextPoll(after now: Double) {
-        let learned = cadence.learned
+        let learned = cadence.learned, wasDue = cadence.nextDue
         cadence.record(now)
-        // A poll learned: the encodes made for the one before it say nothing of its own.
-        if cadence.learned != learned { counters.pollEncodeSeconds.removeAll() }
+        if cadence.learned != learned {
+            // A poll learned: the encodes made for the one before it, and when its requests came,
+            // say nothing of its own.
+            counters.pollEncodeSeconds.removeAll()
+            counters.pollEarliness.removeAll()
+        } else if let wasDue, cadence.nextDue != wasDue {
+            // The poll's own request (another client's leaves its due time as it was).
+            counters.pollEarliness.append(max(0, wasDue - now))
+            if counters.pollEarliness.count > 20 { counters.pollEarliness.removeFirst() }
+        }
         guard let due = cadence.nextDue, makesAhead else {
             encodeAheadAt = nil
             armedDue = nil
@@ -586,12 +606,14 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     private var makesAhead: Bool { !encodesEveryFrame && subscribers.isEmpty }
 
     /// How long before a poll is due its JPEG is started: what nine in ten recent encodes
-    /// took, and a few milliseconds. Must be called with `condition` held.
+    /// took, and as much as nine in ten of the poll's requests came early, at least a few
+    /// milliseconds. Must be called with `condition` held.
     private var aheadLead: Double {
-        (counters.aheadEncodeAllowance ?? 0.01) + Self.aheadMargin
+        (counters.aheadEncodeAllowance ?? 0.01) + max(Self.aheadMargin, counters.pollEarlinessAllowance ?? 0)
     }
 
-    /// How much earlier than needed a JPEG ahead of a poll is made, for the request's jitter.
+    /// How much earlier than needed a JPEG ahead of a poll is made, for the request's jitter,
+    /// while the poll's own is not known (`pollEarlinessAllowance`), and at least.
     static let aheadMargin = 0.005
 
     /// How old a snapshot's frame may be when the request does not say: one frame interval,

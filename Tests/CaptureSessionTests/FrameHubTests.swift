@@ -253,6 +253,33 @@ import VideoCore
         #expect(median >= late / 2, "taken \(leads) s before the polls; each JPEG came \(late) s after its frame was taken; age \(age); takes \(taken.map { $0 - start })")
     }
 
+    /// A poll whose requests come early now and then (each leaves when its client's timer fires
+    /// and its machine lets it, so one due a period after a late one comes early) has its JPEGs
+    /// made as much earlier, and a JPEG made that much earlier still answers it.
+    @Test func aPollWhoseRequestsComeEarlyHasItsJPEGsMadeEarlier() async throws {
+        let hub = FrameHub()
+        let epoch = hub.reopen()
+        let first = Task { try await hub.frame(notBefore: 0, timeout: .seconds(30)) }
+        for _ in 0..<1000 where !hub.wantsPlainJPEG() { try await Task.sleep(for: .milliseconds(5)) }
+        hub.publish(frame(1, at: FrameHub.monotonicNow()))
+        let (taken, generation) = try #require(hub.nextFrameToEncode(epoch: epoch))
+        hub.deliver(encoded(taken), generation: generation, epoch: epoch)
+        _ = try await first.value
+
+        // A timer every 0.5 s; every other request leaves 20 ms late, so the one after it comes
+        // 40 ms before the poll's period (0.52 s, the median gap) puts it.
+        let interval = 0.04, start = FrameHub.monotonicNow()
+        func poll(_ index: Int) { _ = hub.readyFrame(maxAge: 3600, interval: interval, now: start + Double(index) * 0.5 + (index % 2 == 1 ? 0.02 : 0)) }
+        for index in 0..<6 { poll(index) }
+        let learnedAge = hub.defaultSnapshotAge(interval: interval)
+        for index in 6..<20 { poll(index) }
+        let age = hub.defaultSnapshotAge(interval: interval)
+        hub.close()
+        // The encodes took no time: the lead is the margin, then what the requests taught.
+        #expect(learnedAge < interval + 0.03, "\(learnedAge)")
+        #expect(age >= interval + 0.035 + 0.02, "a frame as old as the requests come early, \(age) s, does not answer them")
+    }
+
     /// The calling thread's id: `/proc/thread-self` links to `PID/task/TID`.
     static func threadID() -> String? {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?.split(separator: "/").last.map(String.init)
