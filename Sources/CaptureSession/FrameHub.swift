@@ -153,7 +153,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
             return Self.ninetiethPercentile(pollEarliness)
         }
 
-        /// How many of the poll's own encodes it takes before their times set the lead.
+        /// How many of the poll's own encodes, or of its requests, it takes before their times
+        /// set the lead.
         static let pollEncodesCounted = 10
 
         /// The nearest-rank 90th percentile (of two, the slower); nil for none.
@@ -571,7 +572,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     /// Learns the period of snapshot requests and, when they come steadily, has the next
     /// one's JPEG made just before it is due: an encode (as long as nine in ten recent ones,
-    /// `aheadEncodeAllowance`) and a few milliseconds early. While frames are encoded anyway
+    /// `aheadEncodeAllowance`) and as much as its requests come early (`aheadLead`). While frames are encoded anyway
     /// (streams, `encode_every_frame`) there is nothing to make ahead. Must be called with
     /// `condition` held.
     private func anticipateNextPoll(after now: Double) {
