@@ -572,9 +572,9 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     /// Learns the period of snapshot requests and, when they come steadily, has the next
     /// one's JPEG made just before it is due: an encode (as long as nine in ten recent ones,
-    /// `aheadEncodeAllowance`) and as much as its requests come early (`aheadLead`). While frames are encoded anyway
-    /// (streams, `encode_every_frame`) there is nothing to make ahead. Must be called with
-    /// `condition` held.
+    /// `aheadEncodeAllowance`) and as much as its requests come early (`aheadLead`). While
+    /// frames are encoded anyway (streams, `encode_every_frame`) there is nothing to make
+    /// ahead. Must be called with `condition` held.
     private func anticipateNextPoll(after now: Double) {
         let learned = cadence.learned, wasDue = cadence.nextDue
         cadence.record(now)
