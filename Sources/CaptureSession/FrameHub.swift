@@ -45,7 +45,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// The poll's due time `encodeAheadAt` was set for, so it is armed once per due time.
     private var armedDue: Double?
     /// `encodeAheadAt` was set since the last frame came: that frame wakes the encoders, so
-    /// one waiting without a deadline gets it (`wakeForArmedEncode`).
+    /// one waiting without a deadline gets it (`wakeEncoders(forFrame:)`).
     private var armedUnseen = false
     /// The generation of the newest JPEG made ahead of a request, whether one took it, and when
     /// its encode was due to start (`encodeAheadAt`).
@@ -203,12 +203,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         // none of them takes (pixels kept in the warm seconds after a snapshot, or just
         // before an encode ahead is due), each would switch in, look and sleep again, two
         // threads at every frame of a polled camera.
-        if wantsFrameWoken(now: Self.monotonicNow()) {
-            armedUnseen = false
-            condition.broadcast()
-        } else {
-            wakeForArmedEncode()
-        }
+        wakeEncoders(forFrame: wantsFrameWoken(now: Self.monotonicNow()))
         condition.unlock()
         for continuation in ready { continuation.resume(returning: frame) }
     }
@@ -239,19 +234,20 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         condition.lock()
         count(monotonicTime)
         latestRaw = nil
-        wakeForArmedEncode()
+        wakeEncoders(forFrame: false)
         condition.unlock()
     }
 
-    /// Wakes the encoders for an encode ahead armed since the last frame, so one waiting
-    /// without a deadline now waits until it. The capture thread does it at its next frame,
-    /// not the poll that armed it: that poll is answered on the event loop, where two encoder
-    /// threads woke, took the lock and slept again between reading the poll and writing its
-    /// answer. The next frame usually comes long before the deadline; one that comes after it
-    /// wakes the encoders anyway (`wantsFrameWoken`), and the encode takes that newer frame.
-    /// Must be called with `condition` held.
-    private func wakeForArmedEncode() {
-        guard armedUnseen else { return }
+    /// Wakes the encoders at a frame: for the frame when one of them takes it (`forFrame`), and
+    /// for an encode ahead armed since the last frame, so one waiting without a deadline now
+    /// waits until it. The capture thread does the latter at its next frame, not the poll that
+    /// armed it: that poll is answered on the event loop, where two encoder threads woke, took
+    /// the lock and slept again between reading the poll and writing its answer. The next frame
+    /// usually comes long before the deadline; one that comes after it wakes the encoders
+    /// anyway (`wantsFrameWoken`), and the encode takes that newer frame. Must be called with
+    /// `condition` held.
+    private func wakeEncoders(forFrame: Bool) {
+        guard forFrame || armedUnseen else { return }
         armedUnseen = false
         condition.broadcast()
     }
@@ -384,12 +380,13 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         counters.encodeSeconds.append(encoded.encodeSeconds)
         counters.encodeHistogram.record(encoded.encodeSeconds)
         if counters.encodeSeconds.count > 256 { counters.encodeSeconds.removeFirst(128) }
+        let now = Self.monotonicNow()
         if cadence.period != nil {
             // A JPEG made ahead counts from when its encode was due to start, not from when the
             // encode began: the encoder's wake-up after its deadline, and taking the frame, are as
             // much in the request's way as the encode.
             let ahead = madeAhead.flatMap { $0.generation == generation ? $0.due : nil }
-            counters.pollEncodeSeconds.append(ahead.map { max(Self.monotonicNow() - $0, encoded.encodeSeconds) } ?? encoded.encodeSeconds)
+            counters.pollEncodeSeconds.append(ahead.map { max(now - $0, encoded.encodeSeconds) } ?? encoded.encodeSeconds)
             if counters.pollEncodeSeconds.count > 20 { counters.pollEncodeSeconds.removeFirst() }
         }
         latestEncoded = encoded
@@ -400,7 +397,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
             waiters[id] = nil
         }
         if !ready.isEmpty, madeAhead?.generation == generation { madeAhead?.taken = true }
-        lastDemand = Self.monotonicNow()
+        lastDemand = now
         for subscriber in subscribers.values { subscriber.yield(encoded) }
         // A snapshot this frame did not answer (a stream-only frame) waited for it: now it asks.
         if !waiters.isEmpty { condition.broadcast() }
