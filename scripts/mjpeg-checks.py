@@ -293,8 +293,10 @@ fps = 25
         # The VM's emulated CPU decodes and encodes 640x480 at well under the feed's 25 fps, so the
         # stage takes the newest frame each time: the file must hold the frames the stage encoded
         # while recording, over 10 s of timestamps (that it keeps up at full rate is the host's test).
-        # The stage's count also takes in the second or so around the recording's ends (the encoder
-        # starting, camctl seeing the end), hence at least 80% of it.
+        # The stage's count also takes in what is around the recording's ends (the encoder starting,
+        # the frames it holds when the recording reaches its duration), hence at least 80% of it.
+        # The stage stops at the duration, not once the file is named: a CI run where it went on
+        # encoding while the VM's disk finished the file counted 295 frames for a file of 200.
         clip = os.path.join(WORK, "clip.mp4")
         before = camera_status(SOCK, CAMERA)
         made = subprocess.run([CAMCTL, "record", "--socket", SOCK, "--duration", "10", "-o", clip], capture_output=True, timeout=300)

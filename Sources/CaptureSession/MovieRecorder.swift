@@ -95,6 +95,9 @@ public actor MovieRecorder {
         var sink: RecordingSink
         var consumer: UInt64
         var continuous: Bool
+        /// Whether the sink is still one of the stage's consumers: one that stopped on its
+        /// own leaves the stage before its file is named.
+        var onStage = true
     }
 
     private enum Message: Sendable {
@@ -221,7 +224,7 @@ public actor MovieRecorder {
     private func finish(_ ending: Active, sinkStopped: Bool = false) async {
         guard active?.id == ending.id else { return }
         active = nil
-        await session.removeVideoConsumer(ending.consumer)
+        if ending.onStage { await session.removeVideoConsumer(ending.consumer) }
         if sinkStopped {
             ending.sink.stop {}
         } else {
@@ -267,6 +270,11 @@ public actor MovieRecorder {
             switch event {
             case .fileStarted:
                 break
+            case .stopping:
+                // Finishing and naming its file (fsync, probing it) can take seconds on a slow
+                // disk: the encoder stops now rather than encode for nobody meanwhile.
+                self.active?.onStage = false
+                await session.removeVideoConsumer(active.consumer)
             case .durationReached:
                 await finish(active, sinkStopped: true)
             case .failed(let error):

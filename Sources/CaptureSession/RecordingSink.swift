@@ -41,6 +41,10 @@ final class RecordingSink: VideoConsumer, @unchecked Sendable {  // queue state 
     enum Event: Sendable {
         /// A file was opened for the recording; `name` is the name it is written for.
         case fileStarted(name: String)
+        /// It stopped taking packets on its own (its `duration`, a write that failed for good)
+        /// and is finishing its file: the stage can let it go now. `durationReached` or
+        /// `failed` follows once the file is handed over.
+        case stopping
         /// It has run for its `duration` and stopped.
         case durationReached
         /// A write failed and it stopped for good.
@@ -157,8 +161,9 @@ final class RecordingSink: VideoConsumer, @unchecked Sendable {  // queue state 
         guard !stopped, let format else { return }
         let start = recordingStartPTS ?? packet.pts
         if let duration = plan.duration, Double(packet.pts - start) >= duration * Double(format.timeScale) {
-            closeFile()
             stopped = true
+            event(.stopping)
+            closeFile()
             event(.durationReached)
             return
         }
@@ -269,14 +274,18 @@ final class RecordingSink: VideoConsumer, @unchecked Sendable {  // queue state 
     /// there is room (a continuous recording) or for good (one asked for).
     private func cutShort(_ open: OpenFile, _ error: VideoError) {
         file = nil
+        let waitsForRoom = error.isDiskFull && plan.segmentSeconds != nil
+        if !waitsForRoom {
+            stopped = true
+            event(.stopping)
+        }
         handOver(open, error: error, cutTo: open.writer?.committedBytes ?? 0)
-        if error.isDiskFull, plan.segmentSeconds != nil {
+        if waitsForRoom {
             waitingForSpace = true
             lastSpaceCheck = FrameHub.monotonicNow()
             event(.waitingForSpace(error))
             return
         }
-        stopped = true
         event(.failed(error))
     }
 

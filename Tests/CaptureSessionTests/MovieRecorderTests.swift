@@ -110,6 +110,45 @@ import VideoCore
 }
 
 extension MovieRecorderTests {
+    /// A recording that has run for its duration leaves the H.264 stage at once: finishing and
+    /// naming its file (fsync, probing it) may take seconds on a slow disk, and the encoder
+    /// would run on for nobody meanwhile. Found in the MJPEG VM check, where the stage encoded
+    /// 95 frames more than the 10 s file held.
+    @Test func aRecordingThatRanItsDurationStopsTheEncoderBeforeItsFileIsNamed() async throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let camera = session(VideoSettings(encoder: VideoEncoderSettings(encoder: .libx264)))
+        await camera.start()
+        let output = PhotoOutput(root: root)
+        let recorder = MovieRecorder(session: camera, output: output)
+        _ = try await recorder.start(duration: 0.5)
+        // The photo output's writer is held, as a slow disk holds it: the file cannot be named yet.
+        let held = DispatchSemaphore(value: 0)
+        let holding = Task { await output.writer.run { held.wait() } }
+        var video = await camera.status().video
+        let deadline = ContinuousClock.now + .seconds(20)
+        while video.running, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            video = await camera.status().video
+        }
+        let state = await recorder.status().state
+        held.signal()
+        await holding.value
+        #expect(!video.running && video.consumers == 0,
+                "the stage still encodes while the file waits for its name: \(video.consumers) consumer(s), \(video.framesEncoded) frames")
+        #expect(state == .recording, "the recording is not over until its file is named")
+        var status = await recorder.status()
+        while status.state != .off, ContinuousClock.now < deadline + .seconds(10) {
+            try await Task.sleep(for: .milliseconds(50))
+            status = await recorder.status()
+        }
+        #expect(status.state == .off && status.saved.count == 1, "\(status)")
+        #expect(await camera.status().video.framesEncoded == video.framesEncoded, "nothing was encoded after the stage stopped")
+        if let movie = status.saved.first {
+            #expect(try VideoFile(path: root + "/cam/" + movie.name).info.duration >= 0.4)
+        }
+        await camera.stop()
+    }
+
     /// A continuous recording on a disk without room is on and waiting, says why, and is off
     /// again when `record` is turned off.
     @Test(.enabled(if: canMountTmpfs, "needs root with CAP_SYS_ADMIN to mount a small tmpfs"))
