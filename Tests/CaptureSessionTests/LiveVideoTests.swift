@@ -155,14 +155,18 @@ import VideoCore
             // feed waits for it to take each 10 frames before going on (a fixed pause was not
             // always enough for its task to be scheduled on a loaded machine).
             // Bounded: a window that stopped reading (its feed ended) would keep the loop, and the
-            // whole test run, waiting for ever.
+            // whole test run, waiting for ever. It asks whether the window is fed as a player's
+            // playlist request does: a window nobody asks for 30 s lets its feed go, and a loaded
+            // machine (a suite run once hung here) may hold this loop's task that long.
             if index % 10 == 9 {
                 let deadline = ContinuousClock.now + .seconds(30)
+                var fed = window.isFed
                 while client.snapshot.framesSent < index - 9, client.snapshot.drops == 0, ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(2))
+                    fed = window.isFed
                 }
                 if client.snapshot.framesSent < index - 9, client.snapshot.drops == 0 {
-                    Issue.record("the window took \(client.snapshot.framesSent) of \(index + 1) fragments in 30 s")
+                    Issue.record("the window took \(client.snapshot.framesSent) of \(index + 1) fragments in 30 s; fed: \(fed)")
                     break
                 }
             }
