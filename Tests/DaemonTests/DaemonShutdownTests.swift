@@ -36,7 +36,7 @@ import Glibc
     }
 
     /// Far above what a clean stop takes, so a listener that waits for it stands out.
-    static let shutdownTimeout = 20.0
+    static let shutdownTimeout = 30.0
 
     @Test(arguments: cases)
     func everyServiceStopsAtOnce(_ testCase: Case) async throws {
@@ -82,9 +82,9 @@ import Glibc
         let log = daemon.log()
         #expect(status == 0, "camd exited with \(status); log:\n\(log.suffix(1500))")
         // camd stops in milliseconds (9 ms measured on a quiet machine); at the start of a parallel
-        // test run on 2 cores one stop took 2.35 s, and 7.5 s with three busy loops and a VM
-        // beside it. A listener left open waits the whole shutdown_timeout (20 s) and then
-        // exits 1, so half of it tells the two apart under any load.
+        // test run on 2 cores one stop took 2.35 s, 7.5 s with three busy loops and a VM beside
+        // it, and 12 s once in a run started right after a build. A listener left open waits
+        // the whole shutdown_timeout (30 s) and then exits 1, so half of it tells the two apart.
         #expect(took < .seconds(Self.shutdownTimeout / 2), "camd took \(took) to stop (shutdown_timeout is \(Self.shutdownTimeout) s); log:\n\(log.suffix(1500))")
         #expect(log.contains("notice: stopped"), "no `stopped` line; log:\n\(log.suffix(1500))")
         #expect(!log.contains("critical"), "log:\n\(log.suffix(1500))")
