@@ -432,22 +432,39 @@ def poll_client(target, path, period, count, pid, age_of, idle):
     age when the answer arrived, the daemon's CPU per request over the polling, and its
     CPU for `idle` s after the client stopped."""
     times, ages, errors = [], [], 0
+    # Where an answer's time goes: connecting, until the status line and headers are read
+    # (the daemon's work), and reading the body; and what was sent (a bigger JPEG or more
+    # headers cost the client time of its own).
+    connects, heads, sizes, header_counts = [], [], [], []
     c0, t0 = bench.cpu_seconds(pid), time.monotonic()
     due = t0 + period
     for _ in range(count):
         time.sleep(max(0.0, due - time.monotonic()))
         due += period
         started = time.perf_counter()
+        connection = camdclient.Connection(target, 10)
         try:
-            code, headers, body = call(target, "GET", path, timeout=10)
+            connection.connect()
+            connected = time.perf_counter()
+            connection.request("GET", path)
+            response = connection.getresponse()
+            headed = time.perf_counter()
+            body = response.read()
+            code, headers = response.status, response.headers
         except OSError:
             errors += 1
             continue
+        finally:
+            connection.close()
         took = (time.perf_counter() - started) * 1000
         if code != 200 or not body.startswith(b"\xff\xd8"):
             errors += 1
             continue
         times.append(took)
+        connects.append((connected - started) * 1000)
+        heads.append((headed - started) * 1000)
+        sizes.append(len(body))
+        header_counts.append(len(headers))
         age = age_of(dict(headers))
         if age is not None:
             ages.append(age)
@@ -458,7 +475,9 @@ def poll_client(target, path, period, count, pid, age_of, idle):
             "p50_settled": bench.percentile(times[SETTLING_POLLS:], 50),
             "p99": bench.percentile(times, 99), "age_p50": bench.percentile(ages, 50),
             "cpu_per_request_ms": (c1 - c0) / max(len(times), 1) * 1000, "cpu_pct": (c1 - c0) / (t1 - t0) * 100,
-            "idle_cpu_pct": (c2 - c1) / (t2 - t1) * 100, "answer_ms": [round(t, 2) for t in times]}
+            "idle_cpu_pct": (c2 - c1) / (t2 - t1) * 100, "answer_ms": [round(t, 2) for t in times],
+            "connect_p50": bench.percentile(connects, 50), "head_p50": bench.percentile(heads, 50),
+            "body_kib": statistics.mean(sizes) / 1024 if sizes else 0, "headers": statistics.mean(header_counts) if header_counts else 0}
 
 
 def camd_age(headers):
@@ -756,7 +775,12 @@ def report(res):
                 continue
             for label, key in (("answer time p50, ms", "p50"), ("answer time p50 from the 6th poll, ms", "p50_settled"),
                                ("answer time p99, ms", "p99"), ("frame age at answer p50, ms", "age_p50"),
+                               ("  of it connecting p50, ms", "connect_p50"),
+                               ("  of it until the headers are read p50, ms", "head_p50"),
+                               ("  JPEG size, KiB", "body_kib"), ("  header lines", "headers"),
                                ("CPU ms per request", "cpu_per_request_ms"), ("CPU % idle after the client stops", "idle_cpu_pct")):
+                if key not in a or key not in b:
+                    continue
                 ratio = a[key] / b[key] if b[key] else float("nan")
                 lines.append(f"{f'every {period:g} s: ' + label:<50} {a[key]:>10.1f} {b[key]:>10.1f} {ratio:>8.2f}")
             lines.append(f"{f'every {period:g} s: answered / errors':<50} {a['n']:>6}/{a['errors']:<3} {b['n']:>6}/{b['errors']:<3}")
