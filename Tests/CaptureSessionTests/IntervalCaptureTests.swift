@@ -19,15 +19,24 @@ import VideoCore
         #expect(await photos.list(camera: "lapse").isEmpty)
 
         await session.start()
-        try await Task.sleep(for: .milliseconds(1600))
+        // Five photos at one every 0.25 s take about 1.25 s. Waited for rather than slept: a suite
+        // run on a loaded machine once saved one in a fixed 1.6 s; a missing timer saves none in 20.
+        let started = ContinuousClock.now
+        var saved = await photos.list(camera: "lapse")
+        while saved.count < 5, ContinuousClock.now - started < .seconds(20) {
+            try await Task.sleep(for: .milliseconds(50))
+            saved = await photos.list(camera: "lapse")
+        }
+        let ran = ContinuousClock.now - started
         await session.stop()
         try await Task.sleep(for: .milliseconds(100))
         timelapse.cancel()
         await timelapse.value
 
-        let saved = await photos.list(camera: "lapse")
-        // 1.6 s at one every 0.25 s: about 6; the bounds allow for a slow machine, not for a missing timer.
-        #expect((3...8).contains(saved.count), "saved \(saved.count) photos")
+        saved = await photos.list(camera: "lapse")
+        let seconds = Double(ran.components.seconds) + Double(ran.components.attoseconds) / 1e18
+        #expect(saved.count >= 5, "saved \(saved.count) photos in \(ran)")
+        #expect(Double(saved.count) <= seconds / 0.25 + 2, "saved \(saved.count) photos in \(ran): more than one an interval")
         let times = saved.map(\.captureTime).sorted()
         // Each photo is the newest frame when its time comes. The timer keeps its grid, so a
         // photo taken late (its tick or its frame delayed on a loaded machine) can be followed
