@@ -211,6 +211,9 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         ], swiftSettings: strict),
         // `@testable import RTSP` sees its internal import of CGStreamer, so GStreamer's headers too.
         .testTarget(name: "RTSPTests", dependencies: [

@@ -63,6 +63,30 @@ import Glibc
         }
     }
 
+    /// After polls answered on the loop, the connection is handed over with NIO's response
+    /// encoder added then: a `HEAD` on it is answered without a body, and what follows it is
+    /// framed as before (a body after the `HEAD` would be read as the next answer's head).
+    @Test func aHeadAfterPollsOnOneConnectionHasNoBody() async throws {
+        try await Self.withDaemon { daemon in
+            let connection = try TestConnection(.unix(daemon.path))
+            let request = { (method: String, target: String) in "\(method) \(target) HTTP/1.1\r\nHost: camd\r\n\r\n" }
+            try connection.send(request("GET", Self.anyReadyFrame) + request("HEAD", "/v1/status") + request("GET", "/v1/status")
+                                + request("HEAD", Self.anyReadyFrame) + request("GET", Self.anyReadyFrame))
+            let reader = AnswerReader(connection)
+            let poll = try reader.next()
+            let head = try reader.next(bodyless: true)
+            let status = try reader.next()
+            let headPoll = try reader.next(bodyless: true)
+            let last = try reader.next()
+            #expect(poll.status == 200 && poll.header("content-type") == "image/jpeg")
+            #expect(head.status == 200 && head.header("content-type") == "application/json" && head.header("content-length") != nil)
+            #expect(status.status == 200 && (try? JSONSerialization.jsonObject(with: Data(status.body))) != nil,
+                    "\(status.status) \(String(decoding: status.body.prefix(120), as: UTF8.self))")
+            #expect(headPoll.status == 200 && headPoll.header("content-type") == "image/jpeg")
+            #expect(last.status == 200 && last.body.starts(with: [0xFF, 0xD8]) && last.body.suffix(2) == [0xFF, 0xD9])
+        }
+    }
+
     /// A keep-alive client polling at the default age: its first poll waits for an encode,
     /// and the connection stays with the loop, which answers the next from a ready JPEG.
     @Test func aKeepAlivePollerStaysOnTheLoop() async throws {
@@ -263,8 +287,8 @@ final class AnswerReader {
 
     init(_ connection: TestConnection) { self.connection = connection }
 
-    /// One response: its head, then Content-Length bytes of body.
-    func next() throws -> ReadySnapshotTests.Answer {
+    /// One response: its head, then Content-Length bytes of body (none for an answer to `HEAD`).
+    func next(bodyless: Bool = false) throws -> ReadySnapshotTests.Answer {
         let marker = Array("\r\n\r\n".utf8)
         while pending.firstRange(of: marker) == nil {
             guard let more = try connection.readBytes(limit: 10) else { throw TestFailure("the connection ended before a response head") }
@@ -277,7 +301,7 @@ final class AnswerReader {
             guard let colon = line.firstIndex(of: ":") else { return nil }
             return (line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
-        let length = Int(headers.first { $0.name == "content-length" }?.value ?? "0") ?? 0
+        let length = bodyless ? 0 : Int(headers.first { $0.name == "content-length" }?.value ?? "0") ?? 0
         pending.removeSubrange(..<end.upperBound)
         while pending.count < length {
             guard let more = try connection.readBytes(limit: 10) else { throw TestFailure("the connection ended in a body") }

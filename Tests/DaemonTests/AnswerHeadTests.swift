@@ -1,0 +1,95 @@
+@testable import Daemon
+import HTTPTypes
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
+import Testing
+
+/// `ReadySnapshotHandler` writes its answers' heads itself (`ByteBuffer.writeAnswerHead`):
+/// the bytes must be those NIO's `HTTPResponseEncoder` writes for the same response.
+@Suite struct AnswerHeadTests {
+    /// What NIO's encoder writes for `response` and `body`: head, body and end, as
+    /// `ReadySnapshotHandler` wrote them before.
+    static func nio(_ response: HTTPResponse, _ body: [UInt8]) throws -> [UInt8] {
+        let channel = EmbeddedChannel(handler: HTTPResponseEncoder(configuration: .init()))
+        try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(response)))
+        try channel.writeOutbound(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: body))))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
+        var bytes: [UInt8] = []
+        while let part = try channel.readOutbound(as: IOData.self) {
+            guard case .byteBuffer(let buffer) = part else { throw TestFailure("a file region") }
+            bytes += buffer.readableBytesView
+        }
+        _ = try channel.finish()
+        return bytes
+    }
+
+    static func ours(_ response: HTTPResponse, _ body: [UInt8]) -> [UInt8] {
+        var buffer = ByteBuffer()
+        if buffer.writeAnswerHead(response, bodyLength: body.count) { buffer.writeBytes(body) }
+        return Array(buffer.readableBytesView)
+    }
+
+    @Test func aSnapshotsHeadIsWhatNIOWrites() throws {
+        let jpeg: [UInt8] = [0xFF, 0xD8] + Array(repeating: 7, count: 1000) + [0xFF, 0xD9]
+        var fields: HTTPFields = [.contentType: "image/jpeg", .cacheControl: "no-store"]
+        fields[HTTPField.Name("X-Capture-Time")!] = "1764400000.123"
+        fields[HTTPField.Name("X-Frame-Size")!] = "640x480"
+        fields[.contentLength] = String(jpeg.count)
+        let response = HTTPResponse(status: .ok, headerFields: fields)
+        #expect(Self.ours(response, jpeg) == (try Self.nio(response, jpeg)))
+        #expect(String(decoding: Self.ours(response, []).prefix(17), as: UTF8.self) == "HTTP/1.1 200 OK\r\n")
+    }
+
+    @Test(arguments: [HTTPResponse.Status.serviceUnavailable, .notFound, .init(code: 299, reasonPhrase: "Odd")])
+    func anErrorsHeadIsWhatNIOWrites(_ status: HTTPResponse.Status) throws {
+        let json = Array(#"{"error":"camera_failed","message":"no"}"#.utf8)
+        let response = HTTPResponse(status: status, headerFields: [.contentType: "application/json", .contentLength: String(json.count)])
+        #expect(Self.ours(response, json) == (try Self.nio(response, json)))
+    }
+
+    /// Answers that have no body keep no length, as NIO frames them.
+    @Test(arguments: [HTTPResponse.Status.notModified, .noContent])
+    func anAnswerWithoutABodyHasNoLength(_ status: HTTPResponse.Status) throws {
+        let response = HTTPResponse(status: status, headerFields: [.contentLength: "5", .eTag: "\"a\""])
+        let bytes = Self.ours(response, Array("hello".utf8))
+        #expect(bytes == (try Self.nio(response, [])))
+        #expect(!String(decoding: bytes, as: UTF8.self).lowercased().contains("content-length"))
+    }
+
+    /// Where NIO would send a body without a length chunked, the length is added.
+    @Test func aBodyWithoutALengthGetsOne() {
+        let text = String(decoding: Self.ours(HTTPResponse(status: .ok, headerFields: [.contentType: "text/plain"]), Array("hello".utf8)),
+                          as: UTF8.self)
+        #expect(text == "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello")
+    }
+
+    /// After the hand-over: a `HEAD`'s answer without a length is framed as GET's (chunked, as
+    /// the paired encoder advertises it) and ends with no bytes; the next answer, to a GET, ends
+    /// its chunked body as usual.
+    @Test func aHeadsAnswerEndsWithoutTheChunkedEnd() throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandlers([HTTPResponseEncoder(configuration: .init()), HeadAnswerFramer()])
+        for method in [HTTPMethod.HEAD, .GET] {
+            try channel.writeInbound(HTTPServerRequestPart.head(HTTPRequestHead(version: .http1_1, method: method, uri: "/v1/events")))
+            try channel.writeInbound(HTTPServerRequestPart.end(nil))
+        }
+        let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Type": "text/event-stream"])
+        var written: [EventLoopFuture<Void>] = []
+        for body in [nil, "data: 1\n\n"] {
+            written.append(channel.write(HTTPServerResponsePart.head(head)))
+            if let body { written.append(channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: body))))) }
+            written.append(channel.writeAndFlush(HTTPServerResponsePart.end(nil)))
+        }
+        var bytes: [UInt8] = []
+        while let part = try channel.readOutbound(as: IOData.self) {
+            guard case .byteBuffer(let buffer) = part else { throw TestFailure("a file region") }
+            bytes += buffer.readableBytesView
+        }
+        let answer = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+        #expect(String(decoding: bytes, as: UTF8.self) == answer + answer + "9\r\ndata: 1\n\n\r\n0\r\n\r\n")
+        #expect(written.allSatisfy { future in (try? future.wait()) != nil }, "every write's promise succeeds")
+        _ = try channel.finish()
+    }
+}
