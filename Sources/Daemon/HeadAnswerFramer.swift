@@ -38,6 +38,8 @@ final class HeadAnswerFramer: ChannelDuplexHandler {
             if !informational { answeringHead = heads.popFirst() ?? false }
             context.write(data, promise: promise)
         case .body where answeringHead:
+            // camd's router sends no body for HEAD; were one written, it is dropped here, as
+            // the paired encoder refuses it.
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer()))), promise: promise)
         case .end where answeringHead:
             answeringHead = false
