@@ -95,14 +95,14 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// Frames copied out of the device's buffers because consumers held every one it could lend.
         var framesCopied = 0
         var encodeSeconds: [Double] = []
-        /// The encode times since the poll followed was learned (the last 20): its requests'
-        /// own, and for the JPEGs made ahead of them the time from when the encode was due to
-        /// start until the JPEG was there.
-        var pollEncodeSeconds: [Double] = []
+        /// The encode times since the poll followed was learned: its requests' own, and for the
+        /// JPEGs made ahead of them the time from when the encode was due to start until the
+        /// JPEG was there.
+        var pollEncodeSeconds = PollSamples()
         /// How much earlier than its due time each of the poll's requests came since it was
-        /// learned (the last 20; one late counts 0): a client's requests each leave when its
-        /// timer fires and its machine lets it, so one due a period after a late one comes early.
-        var pollEarliness: [Double] = []
+        /// learned (one late counts 0): a client's requests each leave when its timer fires and
+        /// its machine lets it, so one due a period after a late one comes early.
+        var pollEarliness = PollSamples()
         var lastFrameMonotonic: Double?
         /// Frames captured per second over the last few seconds (`FrameRateMeter`), filled in by `snapshot`.
         var measuredFPS: Double = 0
@@ -135,33 +135,46 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// every snapshot by half an encode where encodes are steady).
         /// When the encodes made for the poll followed are slower (a poll at another period, or
         /// whose requests fall when other work takes the cores), their 90th percentile is given
-        /// instead: the times of earlier traffic would start its JPEGs late. They count from
-        /// the tenth on: of fewer, the 90th percentile is the slowest, and one slow first encode
-        /// could give a lead as long as the period, so no JPEG would be made ahead until it aged
-        /// out. Nil before the first encode.
+        /// instead: the times of earlier traffic would start its JPEGs late. Nil before the
+        /// first encode.
         var aheadEncodeAllowance: Double? {
             guard let recent = Self.ninetiethPercentile(encodeSeconds.suffix(20)) else { return nil }
-            guard pollEncodeSeconds.count >= Self.pollEncodesCounted else { return recent }
-            return max(recent, Self.ninetiethPercentile(pollEncodeSeconds) ?? 0)
+            return max(recent, pollEncodeSeconds.allowance ?? 0)
         }
 
         /// How much earlier than its due time a request of the poll followed is taken to come:
-        /// nine in ten of its recent ones came no earlier. Nil before the tenth, as for the
-        /// encode times.
-        var pollEarlinessAllowance: Double? {
-            guard pollEarliness.count >= Self.pollEncodesCounted else { return nil }
-            return Self.ninetiethPercentile(pollEarliness)
-        }
-
-        /// How many of the poll's own encodes, or of its requests, it takes before their times
-        /// set the lead.
-        static let pollEncodesCounted = 10
+        /// nine in ten of its recent ones came no earlier. Nil before the tenth.
+        var pollEarlinessAllowance: Double? { pollEarliness.allowance }
 
         /// The nearest-rank 90th percentile (of two, the slower); nil for none.
         private static func ninetiethPercentile(_ times: some Collection<Double>) -> Double? {
             guard !times.isEmpty else { return nil }
             let sorted = times.sorted()
             return sorted[(9 * sorted.count + 9) / 10 - 1]
+        }
+
+        /// Times of the poll followed since it was learned, the last `kept`, which set the lead
+        /// from the `counted`-th on: of fewer, the 90th percentile is the slowest, and one slow
+        /// first time could give a lead as long as the period, so no JPEG would be made ahead
+        /// until it aged out.
+        struct PollSamples: Sendable {
+            private(set) var times: [Double]
+            static let kept = 20
+            static let counted = 10
+
+            init(_ times: [Double] = []) {
+                self.times = Array(times.suffix(Self.kept))
+            }
+
+            mutating func append(_ time: Double) {
+                times.append(time)
+                if times.count > Self.kept { times.removeFirst() }
+            }
+
+            mutating func removeAll() { times.removeAll() }
+
+            /// What nine in ten of them did not exceed; nil before the `counted`-th.
+            var allowance: Double? { times.count >= Self.counted ? Counters.ninetiethPercentile(times) : nil }
         }
     }
 
@@ -387,7 +400,6 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
             // much in the request's way as the encode.
             let ahead = madeAhead.flatMap { $0.generation == generation ? $0.due : nil }
             counters.pollEncodeSeconds.append(ahead.map { max(now - $0, encoded.encodeSeconds) } ?? encoded.encodeSeconds)
-            if counters.pollEncodeSeconds.count > 20 { counters.pollEncodeSeconds.removeFirst() }
         }
         latestEncoded = encoded
         latestEncodedGeneration = generation
@@ -583,7 +595,6 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         } else if let wasDue, cadence.nextDue != wasDue {
             // The poll's own request (another client's leaves its due time as it was).
             counters.pollEarliness.append(max(0, wasDue - now))
-            if counters.pollEarliness.count > 20 { counters.pollEarliness.removeFirst() }
         }
         guard let due = cadence.nextDue, makesAhead else {
             encodeAheadAt = nil

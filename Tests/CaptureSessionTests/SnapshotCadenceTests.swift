@@ -226,16 +226,16 @@ import VideoCore
         // The encodes made for the poll followed, when they are slower than the recent ones
         // (a poll every 2 s after one every 0.5 s, its encodes meeting other work): theirs.
         counters.encodeSeconds = Array(repeating: 0.01, count: 20)
-        counters.pollEncodeSeconds = Array(repeating: 0.012, count: 8) + [0.03, 0.028]
+        counters.pollEncodeSeconds = .init(Array(repeating: 0.012, count: 8) + [0.03, 0.028])
         #expect(counters.aheadEncodeAllowance == 0.028, "of ten, the ninth")
         // A slow first encode of the poll is not its lead: the poll's own count from the tenth.
-        counters.pollEncodeSeconds = [0.4, 0.012, 0.03]
+        counters.pollEncodeSeconds = .init([0.4, 0.012, 0.03])
         #expect(counters.aheadEncodeAllowance == 0.01, "of three, not yet")
-        counters.pollEncodeSeconds = [0.4] + Array(repeating: 0.012, count: 9)
+        counters.pollEncodeSeconds = .init([0.4] + Array(repeating: 0.012, count: 9))
         #expect(counters.aheadEncodeAllowance == 0.012, "of ten, the slowest left out")
-        counters.pollEncodeSeconds = Array(repeating: 0.012, count: 18) + [0.05, 0.03]
+        counters.pollEncodeSeconds = .init(Array(repeating: 0.012, count: 18) + [0.05, 0.03])
         #expect(counters.aheadEncodeAllowance == 0.012, "two in twenty of the poll's own may be late")
-        counters.pollEncodeSeconds = [0.005, 0.006]
+        counters.pollEncodeSeconds = .init([0.005, 0.006])
         #expect(counters.aheadEncodeAllowance == 0.01, "faster ones leave the recent encodes' allowance")
     }
 
