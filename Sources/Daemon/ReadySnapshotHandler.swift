@@ -176,7 +176,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     private func answerable(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) -> (ReadySnapshots.Outcome, HTTPRequest?) {
         guard let answers, let overTCP, context.channel.isWritable, head.method == .GET,
               head.uri.utf8.starts(with: ReadySnapshots.prefixBytes),
-              let request = try? HTTPRequest(head, secure: false, splitCookie: false) else { return (.other, nil) }
+              let request = HTTPRequest(originFormGET: head) else { return (.other, nil) }
         return (answers.answer(request, overTCP: overTCP), request)
     }
 
@@ -345,6 +345,20 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
                                  position: .after(self))
         return try HTTP1Channel.Value(wrappingChannelSynchronously: context.channel,
                                       configuration: .init(isOutboundHalfClosureEnabled: true))
+    }
+}
+
+extension HTTPRequest {
+    /// A `GET` whose target is in origin form (it starts with `/`) in Swift HTTP Types, as
+    /// `HTTPRequest(head, secure: false, splitCookie: false)` converts it for the router
+    /// (`HTTP1ToHTTPServerCodec`); nil for any other request. That conversion reads the target
+    /// with Foundation's `URLComponents`, to take an absolute-form target (`http://host/path`)
+    /// apart; a target starting with `/` has no scheme and comes back as it was, and reading
+    /// it was half the conversion's cost on the poll path (4,600 instructions).
+    init?(originFormGET head: HTTPRequestHead) {
+        guard head.method == .GET, head.uri.utf8.first == UInt8(ascii: "/") else { return nil }
+        self.init(method: .get, scheme: "http", authority: head.headers["Host"].first, path: head.uri,
+                  headerFields: HTTPFields(head.headers, splitCookie: false))
     }
 }
 

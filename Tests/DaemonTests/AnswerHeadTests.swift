@@ -92,4 +92,29 @@ import Testing
         #expect(written.allSatisfy { future in (try? future.wait()) != nil }, "every write's promise succeeds")
         _ = try channel.finish()
     }
+
+    /// A poll's request in Swift HTTP Types, converted without reading its target as a URL, is
+    /// the request NIO's conversion gives the router; any other request is not converted.
+    @Test func aPollsRequestIsTheOneTheRouterWouldGet() throws {
+        let heads: [HTTPHeaders] = [
+            [:],
+            ["Host": "localhost"],
+            ["host": "camd.local:8080", "Accept": "image/jpeg", "User-Agent": "curl/7.88.1"],
+            ["Host": "a", "Host": "b", "Cookie": "camd_session=x; other=y", "Origin": "http://a"],
+            ["X-Forwarded-For": "10.0.0.1", "Authorization": "Bearer token", "Bad Name": "dropped"],
+        ]
+        let targets = ["/v1/cameras/cam/snapshot", "/v1/cameras/cam/snapshot?max_age_ms=500",
+                       "/v1/cameras/ca%20m/snapshot?a=1&b=%2F", "/v1/cameras/cam/snapshot?url=http://x/y#frag", "/"]
+        for headers in heads {
+            for target in targets {
+                let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers)
+                let converted = try #require(HTTPRequest(originFormGET: head), "\(target)")
+                #expect(converted == (try HTTPRequest(head, secure: false, splitCookie: false)), "\(target) \(headers)")
+            }
+        }
+        for (method, target) in [(HTTPMethod.HEAD, "/v1/cameras/cam/snapshot"), (.POST, "/v1/cameras/cam/snapshot"),
+                                 (.GET, "http://camd/v1/cameras/cam/snapshot"), (.GET, "*")] {
+            #expect(HTTPRequest(originFormGET: HTTPRequestHead(version: .http1_1, method: method, uri: target)) == nil, "\(method) \(target)")
+        }
+    }
 }
