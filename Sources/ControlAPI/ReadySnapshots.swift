@@ -30,8 +30,8 @@ public struct ReadySnapshots: Sendable {
     static let suffix = "/snapshot"
 
     public enum Outcome {
-        /// A snapshot poll, answered at once: the head and the JPEG.
-        case answered(HTTPResponse, [UInt8])
+        /// A snapshot poll, answered at once with this snapshot (`ByteBuffer.writeSnapshotAnswer`).
+        case answered(RenderedSnapshot)
         /// A snapshot poll that needs a frame or an encode: the router answers it (a JPEG or an
         /// error of a single buffer), and the connection may go on being served here.
         case waits
@@ -49,9 +49,7 @@ public struct ReadySnapshots: Sendable {
         let identity = AccessMiddleware.identify(request, overTCP: overTCP, policy: policy, sessions: sessions, peer: nil)
         guard case .allow = policy.decide(method: "GET", path: path, overTCP: overTCP, identity) else { return .other }
         guard let shot = session.readySnapshot(maxAge: maxAge) else { return .waits }
-        var headers = snapshotHeaders(shot, reservingMore: 1)
-        headers.append(HTTPField(name: .contentLength, value: String(shot.jpeg.count)))
-        return .answered(HTTPResponse(status: .ok, headerFields: headers), shot.jpeg)
+        return .answered(shot)
     }
 
     /// The camera id and query of a request target `/v1/cameras/{id}/snapshot[?query]`; nil

@@ -151,13 +151,13 @@ func headOnly(_ headers: HTTPFields) -> Response {
     return response
 }
 
-/// The headers of a snapshot answer (`GET .../snapshot`, on the router or the event loop):
-/// which frame it is (capture time, sequence, captured size) and its type, with room for
-/// `more` (the loop's Content-Length). Appended, not set by name: a new `HTTPFields` has none
-/// of them, and setting one looks for the name first.
-func snapshotHeaders(_ shot: RenderedSnapshot, reservingMore more: Int = 0) -> HTTPFields {
+/// The headers of a snapshot answer (`GET .../snapshot`) on the router: which frame it is
+/// (capture time, sequence, captured size) and its type. Appended, not set by name: a new
+/// `HTTPFields` has none of them, and setting one looks for the name first. A poll answered on
+/// the event loop gets the same fields, written as bytes (`ByteBuffer.writeSnapshotAnswer`).
+func snapshotHeaders(_ shot: RenderedSnapshot) -> HTTPFields {
     var headers = HTTPFields()
-    headers.reserveCapacity(5 + more)
+    headers.reserveCapacity(5)
     headers.append(HTTPField(name: FrameHeader.captureTime, value: FrameHeader.seconds(shot.captureTime)))
     headers.append(HTTPField(name: FrameHeader.sequence, value: String(shot.sequence)))
     headers.append(HTTPField(name: FrameHeader.size, value: shot.frameSize.description))

@@ -1,3 +1,4 @@
+import CaptureSession
 import ControlAPI
 import HTTPTypes
 import HummingbirdCore
@@ -57,8 +58,8 @@ struct ConnectionSetup: Sendable {
 /// Until then it does what `HTTPConnectionStateHandler` does once Hummingbird has the
 /// connection: it closes one idle for `idleTimeout` (never while the router answers a poll), and
 /// at shutdown (`ChannelShouldQuiesceEvent`) closes an idle connection at once and a busy one
-/// after its answer. It writes its answers as bytes (`ByteBuffer.writeAnswerHead`); NIO's response
-/// encoder comes with Hummingbird's handlers.
+/// after its answer. It writes its answers as bytes (`ByteBuffer.writeSnapshotAnswer`,
+/// `writeAnswerHead`); NIO's response encoder comes with Hummingbird's handlers.
 final class ReadySnapshotHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -68,7 +69,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         /// Between requests.
         case idle
         /// Reading a request it answers: the answer is written at the request's end.
-        case answering(HTTPResponse, [UInt8], close: Bool)
+        case answering(RenderedSnapshot, close: Bool)
         /// The router is answering a poll; parts that come meanwhile wait in `held`.
         case routing(close: Bool)
         /// It answered a request with `Connection: close`: nothing more is read.
@@ -151,8 +152,8 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         case (.idle, .head(let head)):
             let close = !head.isKeepAlive
             switch answerable(head, context) {
-            case (.answered(let response, let body), _):
-                state = .answering(response, body, close: close)
+            case (.answered(let shot), _):
+                state = .answering(shot, close: close)
             case (.waits, let request?):
                 route(request, close: close, context)
             case (.other, _), (.waits, nil):
@@ -161,8 +162,10 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
                 // Told after the request, which Hummingbird's state handler then lets finish.
                 if quiescing { context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
             }
-        case (.answering(let head, let jpeg, let close), .end):
-            write(head, jpeg, close: close, context)
+        case (.answering(let shot, let close), .end):
+            var answer = context.channel.allocator.buffer(capacity: ByteBuffer.answerHeadCapacity + shot.jpeg.count)
+            answer.writeSnapshotAnswer(shot)
+            send(answer, close: close, context)
         case (.answering, _), (.idle, .body), (.idle, .end):
             // A body with a snapshot's GET is read and dropped, as the router drops it; the
             // decoder never gives a head before the previous request's end, nor parts without a head.
@@ -210,7 +213,9 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
         if let end = rest.firstIndex(where: { if case .end = $0 { true } else { false } }) {
             rest.removeSubrange(...end)
         }
-        write(head, body.readableBytesView, close: close, context)
+        var answer = context.channel.allocator.buffer(capacity: ByteBuffer.answerHeadCapacity + body.readableBytes)
+        if answer.writeAnswerHead(head, bodyLength: body.readableBytes) { answer.writeImmutableBuffer(body) }
+        send(answer, close: close, context)
         for part in rest { read(part, context: context) }
         // Passed on outside a read: Hummingbird's handler takes them at the end of one.
         if case .handedOver = state, !rest.isEmpty { context.fireChannelReadComplete() }
@@ -222,9 +227,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     }
 
     /// Writes an answer, its head and body in one buffer, and closes after it when the request asked to.
-    private func write(_ head: HTTPResponse, _ body: some Collection<UInt8>, close: Bool, _ context: ChannelHandlerContext) {
-        var answer = context.channel.allocator.buffer(capacity: ByteBuffer.answerHeadCapacity + body.count)
-        if answer.writeAnswerHead(head, bodyLength: body.count) { answer.writeBytes(body) }
+    private func send(_ answer: ByteBuffer, close: Bool, _ context: ChannelHandlerContext) {
         let written = context.writeAndFlush(wrapOutboundOut(answer))
         lastWrite = written
         lastActive = .now()
@@ -366,86 +369,5 @@ extension Channel {
     /// Sets `autoRead` on the channel's own event loop.
     fileprivate func setAutoRead(_ on: Bool) {
         try? syncOptions?.setOption(ChannelOptions.autoRead, value: on)
-    }
-}
-
-extension ByteBuffer {
-    /// Room for an answer's head: the status line and a snapshot's fields are about 300 bytes.
-    static let answerHeadCapacity = 512
-
-    /// Writes `response`'s head as HTTP/1.1 bytes; true when the body follows (not after 1xx,
-    /// 204 and 304, which have none). The bytes are those NIO's `HTTPResponseEncoder` writes for
-    /// the same response converted to its types (`HTTPResponseHead(response)`, always HTTP/1.1),
-    /// but that a head without a `Content-Length` gets one of `bodyLength` where NIO would send
-    /// the body chunked.
-    ///
-    /// Written by hand because an answer here has one shape, a status, a few fields and a body
-    /// of known length, and the encoder's pass (the fields converted to `HTTPHeaders`, the
-    /// framing worked out, three writes through the pipeline) was a tenth of a poll's
-    /// instructions. The head is measured, then copied in with one write: written piece by piece
-    /// (`writeString`, about 280 instructions each) it cost 11,000 instructions a poll. Swift HTTP
-    /// Types has already turned any CR, LF or NUL in a field's value into a space.
-    mutating func writeAnswerHead(_ response: HTTPResponse, bodyLength: Int) -> Bool {
-        let code = response.status.code
-        let reason = response.status.reasonPhrase
-        let mayHaveBody = !(code < 200 || code == 204 || code == 304)
-        var size = "HTTP/1.1 200 \r\n\r\n".utf8.count + reason.utf8.count
-        var hasLength = false
-        for field in response.headerFields where mayHaveBody || field.name != .contentLength {
-            if field.name == .contentLength { hasLength = true }
-            size += field.name.rawName.utf8.count + ": \r\n".utf8.count + field.withUnsafeBytesOfValue(\.count)
-        }
-        let length = mayHaveBody && !hasLength ? String(bodyLength) : nil
-        if let length { size += "Content-Length: \r\n".utf8.count + length.utf8.count }
-        writeWithUnsafeMutableBytes(minimumWritableBytes: size) { buffer in
-            var head = HeadBytes(buffer: buffer)
-            head.append("HTTP/1.1 ")
-            head.append(byte: UInt8(ascii: "0") + UInt8(code / 100 % 10))
-            head.append(byte: UInt8(ascii: "0") + UInt8(code / 10 % 10))
-            head.append(byte: UInt8(ascii: "0") + UInt8(code % 10))
-            head.append(" ")
-            head.append(reason)
-            head.append("\r\n")
-            for field in response.headerFields where mayHaveBody || field.name != .contentLength {
-                head.append(field.name.rawName)
-                head.append(": ")
-                field.withUnsafeBytesOfValue { head.append(UnsafeRawBufferPointer($0)) }
-                head.append("\r\n")
-            }
-            if let length {
-                head.append("Content-Length: ")
-                head.append(length)
-                head.append("\r\n")
-            }
-            head.append("\r\n")
-            return head.count
-        }
-        return mayHaveBody
-    }
-}
-
-/// Copies an answer's head into the room `writeAnswerHead` measured for it; `copyMemory`
-/// stops the program rather than write past it.
-private struct HeadBytes {
-    let buffer: UnsafeMutableRawBufferPointer
-    var count = 0
-
-    mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        UnsafeMutableRawBufferPointer(rebasing: buffer[count...]).copyMemory(from: bytes)
-        count += bytes.count
-    }
-
-    mutating func append(_ text: StaticString) {
-        append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-    }
-
-    mutating func append(_ text: String) {
-        var text = text
-        text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
-    }
-
-    mutating func append(byte: UInt8) {
-        buffer[count] = byte
-        count += 1
     }
 }

@@ -1,3 +1,5 @@
+@testable import CaptureSession
+@testable import ControlAPI
 @testable import Daemon
 import HTTPTypes
 import NIOCore
@@ -5,6 +7,7 @@ import NIOEmbedded
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
 import Testing
+import VideoCore
 
 /// `ReadySnapshotHandler` writes its answers' heads itself (`ByteBuffer.writeAnswerHead`):
 /// the bytes must be those NIO's `HTTPResponseEncoder` writes for the same response.
@@ -115,6 +118,32 @@ import Testing
         for (method, target) in [(HTTPMethod.HEAD, "/v1/cameras/cam/snapshot"), (.POST, "/v1/cameras/cam/snapshot"),
                                  (.GET, "http://camd/v1/cameras/cam/snapshot"), (.GET, "*")] {
             #expect(HTTPRequest(originFormGET: HTTPRequestHead(version: .http1_1, method: method, uri: target)) == nil, "\(method) \(target)")
+        }
+    }
+
+    /// A poll answered on the event loop (`writeSnapshotAnswer`) is byte for byte the router's
+    /// answer to it (`snapshotHeaders`, a `Content-Length`, the JPEG) as `writeAnswerHead`
+    /// writes it, and as NIO's encoder writes it: the loop writes the same fields a second time.
+    @Test func aPollAnsweredOnTheLoopIsTheRoutersAnswer() throws {
+        let shots = [
+            RenderedSnapshot(jpeg: [0xFF, 0xD8, 0xFF, 0xD9], size: FrameSize(width: 640, height: 480),
+                             frameSize: FrameSize(width: 640, height: 480), sequence: 0, captureTime: 1_764_400_000.1234565,
+                             fromRawFrame: false),
+            RenderedSnapshot(jpeg: [0xFF, 0xD8] + Array(repeating: 9, count: 24_999) + [0xFF, 0xD9], size: FrameSize(width: 1920, height: 1080),
+                             frameSize: FrameSize(width: 3840, height: 2160), sequence: .max, captureTime: 0.9999996,
+                             fromRawFrame: false),
+            RenderedSnapshot(jpeg: Array(repeating: 1, count: 10), size: FrameSize(width: 9, height: 10),
+                             frameSize: FrameSize(width: 10, height: 9), sequence: 1_000_000, captureTime: 1e15,
+                             fromRawFrame: true),
+        ]
+        for shot in shots {
+            var loop = ByteBuffer()
+            loop.writeSnapshotAnswer(shot)
+            var fields = snapshotHeaders(shot)
+            fields[.contentLength] = String(shot.jpeg.count)
+            let router = HTTPResponse(status: .ok, headerFields: fields)
+            #expect(Array(loop.readableBytesView) == Self.ours(router, shot.jpeg), "\(shot.sequence)")
+            #expect(Array(loop.readableBytesView) == (try Self.nio(router, shot.jpeg)), "\(shot.sequence)")
         }
     }
 }
