@@ -41,8 +41,11 @@ struct ConnectionSetup: Sendable {
         limits.maxHeaderListSize = decoderLimits.maxHeaderListSize
         limits.maxHeaderFieldCount = decoderLimits.maxHeaderFieldCount
         let pipeline = channel.pipeline.syncOperations
-        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)))
-        try pipeline.addHandler(ReadySnapshotHandler(answers: answers, idleTimeout: idleTimeout, logger: logger, submit: submit))
+        // Named: a handler without a name gets one made by string interpolation ("handler0").
+        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)),
+                                name: "request-decoder")
+        try pipeline.addHandler(ReadySnapshotHandler(answers: answers, idleTimeout: idleTimeout, logger: logger, submit: submit),
+                                name: "ready-snapshots")
     }
 }
 
@@ -60,7 +63,7 @@ struct ConnectionSetup: Sendable {
 /// at shutdown (`ChannelShouldQuiesceEvent`) closes an idle connection at once and a busy one
 /// after its answer. It writes its answers as bytes (`ByteBuffer.writeSnapshotAnswer`,
 /// `writeAnswerHead`); NIO's response encoder comes with Hummingbird's handlers.
-final class ReadySnapshotHandler: ChannelInboundHandler {
+final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundOut = ByteBuffer
@@ -104,7 +107,10 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     private var quiescing = false
     /// When the connection last read a request's part or wrote an answer, for the idle timeout.
     private var lastActive = NIODeadline.now()
-    private var idleCheck: Scheduled<Void>?
+    /// The idle check pending, and the connection it looks at. A scheduled callback, which
+    /// unlike a scheduled task makes no promise, future or closure for each connection.
+    private var idleCheck: NIOScheduledCallback?
+    private var idleContext: ChannelHandlerContext?
 
     init(answers: ReadySnapshots?, idleTimeout: Duration, logger: Logger, submit: @escaping @Sendable (ListenerWork) -> Bool) {
         self.answers = answers
@@ -129,8 +135,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         state = .closing
-        idleCheck?.cancel()
-        idleCheck = nil
+        stopIdleChecks()
         routerAnswer?.fail(ChannelError.ioOnClosedChannel)
         routerAnswer = nil
     }
@@ -285,21 +290,29 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     /// one that finds the connection active since looks again `idleTimeout` after that.
     private func checkIdle(_ context: ChannelHandlerContext) {
         guard idleCheck == nil else { return }
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        idleCheck = context.eventLoop.scheduleTask(deadline: idleDeadline) {
-            let (handler, context) = loopBound.value
-            handler.idleCheck = nil
-            switch handler.state {
-            case .handedOver, .closing, .routing:
-                break
-            case .idle, .answering:
-                if handler.idleDeadline <= .now() {
-                    handler.closing(context)
-                } else {
-                    handler.checkIdle(context)
-                }
+        idleContext = context
+        idleCheck = try? context.eventLoop.assumeIsolated().scheduleCallback(at: idleDeadline, handler: self)
+    }
+
+    func handleScheduledCallback(eventLoop: some EventLoop) {
+        idleCheck = nil
+        guard let context = idleContext else { return }
+        switch state {
+        case .handedOver, .closing, .routing:
+            break
+        case .idle, .answering:
+            if idleDeadline <= .now() {
+                closing(context)
+            } else {
+                checkIdle(context)
             }
         }
+    }
+
+    private func stopIdleChecks() {
+        idleCheck?.cancel()
+        idleCheck = nil
+        idleContext = nil
     }
 
     /// When the connection is idle for `idleTimeout` unless it is active before.
@@ -325,8 +338,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler {
     /// when that fails or the listener no longer takes connections.
     private func handToHummingbird(_ context: ChannelHandlerContext) -> Bool {
         state = .handedOver
-        idleCheck?.cancel()
-        idleCheck = nil
+        stopIdleChecks()
         if context.channel.isActive, let value = try? hummingbirdsHandlers(after: context),
            submit(.connection(value)) {
             return true
