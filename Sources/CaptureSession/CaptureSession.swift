@@ -15,13 +15,17 @@ import VideoCore
 public actor CaptureSession {
     public nonisolated let id: String
     public private(set) var settings: CameraSettings {
-        didSet { refreshLoopView() }
+        didSet {
+            refreshLoopView()
+            announceChange()
+        }
     }
     /// Every change is published to `events` as `camera_state`; set `reason` first, so it goes with it.
     public private(set) var state: SessionState = .idle {
         didSet {
             refreshLoopView()
             guard state != oldValue else { return }
+            announceChange()
             events.publish(.cameraState(.init(camera: id, state: state, previous: oldValue, reason: reason)))
         }
     }
@@ -68,6 +72,8 @@ public actor CaptureSession {
     /// What a poll answered on the listener's event loop needs (`readySnapshot`), set by the
     /// actor as it changes; nil while the camera is not running or is restarting.
     private nonisolated let loopView = Mutex<LoopView?>(nil)
+    /// Those following the camera's changes (`changes`), by a number of their own.
+    private nonisolated let changeFollowers = Mutex<[Int: AsyncStream<Void>.Continuation]>([:])
     /// When `readySnapshot` last answered, for the idle watch (`lastUse` is the actor's).
     private nonisolated let loopUse = Mutex<ContinuousClock.Instant?>(nil)
 
@@ -686,24 +692,57 @@ public actor CaptureSession {
     }
 
     /// Stops a camera that a request started, once nobody has used it for `idleStopSeconds`.
+    /// It sleeps until the camera would have been idle long enough, and looks again then: a
+    /// camera polled every few seconds wakes it once an `idleStopSeconds`, not every second.
     private func watchIdle() {
         idleWatch?.cancel()
         idleWatch = Task { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                guard let self, await self.isIdleLongEnough() else { continue }
-                await self.stop()
-                return
+                guard let wait = await self?.untilIdleLongEnough() else { return }
+                if wait <= .zero {
+                    await self?.stop()
+                    return
+                }
+                try? await Task.sleep(for: wait)
             }
         }
     }
 
-    private func isIdleLongEnough() -> Bool {
-        guard startedOnDemand, worker != nil else { return false }
-        // A stream client, a recording, or a snapshot still waiting for a slow start or its frame, is use.
-        if hub.subscriberCount > 0 || snapshotsInProgress > 0 || video.snapshot.consumers > 0 { lastUse = .now; return false }
+    /// How long until the camera has been idle for `idleStopSeconds`, zero once it has. A
+    /// second while it is in use (a stream client, a recording, a snapshot still waiting for a
+    /// slow start or its frame), or while it is not a camera a request started: use is looked
+    /// at again then, and counts until then.
+    private func untilIdleLongEnough() -> Duration {
+        guard startedOnDemand, worker != nil else { return .seconds(1) }
+        if hub.subscriberCount > 0 || snapshotsInProgress > 0 || video.snapshot.consumers > 0 {
+            lastUse = .now
+            return .seconds(1)
+        }
         if let answered = loopUse.withLock({ $0 }), answered > lastUse { lastUse = answered }
-        return ContinuousClock.now - lastUse > .seconds(settings.idleStopSeconds)
+        let idle = ContinuousClock.now - lastUse, limit = Duration.seconds(settings.idleStopSeconds)
+        // Stopped once idle for longer than the limit: a wake-up that comes exactly on it looks again a moment later.
+        return idle > limit ? .zero : max(limit - idle, .milliseconds(1))
+    }
+
+    /// The camera's settings or state changed: its followers (`changes`) wake.
+    private func announceChange() {
+        changeFollowers.withLock { followers in
+            for follower in followers.values { follower.yield() }
+        }
+    }
+
+    /// An element each time the camera's settings or state change, for work that follows
+    /// them (the timelapse, the continuous recording) to wait for rather than look every
+    /// second. Changes made while the follower is busy come as one element.
+    public nonisolated func changes() -> AsyncStream<Void> {
+        let (stream, follower) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let id = changeFollowers.withLock { followers in
+            let id = (followers.keys.max() ?? 0) + 1
+            followers[id] = follower
+            return id
+        }
+        follower.onTermination = { [weak self] _ in _ = self?.changeFollowers.withLock { $0.removeValue(forKey: id) } }
+        return stream
     }
 
     private func describe(_ s: CameraSettings) -> String {

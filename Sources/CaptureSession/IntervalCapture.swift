@@ -12,13 +12,16 @@ public struct IntervalCapture: Sendable {
         self.photos = photos
     }
 
-    /// Runs until the task is cancelled.
+    /// Runs until the task is cancelled. Without an interval, or while the camera does not
+    /// run, it waits for the camera's settings or state to change.
     public func run() async {
+        // Followed before the settings are read, so a change made meanwhile is not missed.
+        var changes = session.changes().makeAsyncIterator()
         var nextDue = ContinuousClock.now
         while !Task.isCancelled {
             let settings = await session.settings
             guard let interval = settings.photos.intervalSeconds, await session.state == .running else {
-                try? await Task.sleep(for: .seconds(1))
+                guard await changes.next() != nil else { return }
                 nextDue = .now
                 continue
             }

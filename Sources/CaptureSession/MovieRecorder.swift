@@ -343,11 +343,21 @@ public struct ContinuousRecording: Sendable {
         self.recorder = recorder
     }
 
+    /// While the recording is wanted and the camera runs, the recorder is asked every second
+    /// (a recording that failed starts again after a while, one waiting for room once there is
+    /// room); otherwise when the camera's settings or state change.
     public func run() async {
+        // Followed before the settings are read, so a change made meanwhile is not missed.
+        var changes = session.changes().makeAsyncIterator()
         while !Task.isCancelled {
             let settings = await session.settings.video
-            await recorder.follow(settings: settings, cameraRunning: await session.state == .running)
-            try? await Task.sleep(for: .seconds(1))
+            let running = await session.state == .running
+            await recorder.follow(settings: settings, cameraRunning: running)
+            if settings.record == .continuous, running {
+                try? await Task.sleep(for: .seconds(1))
+            } else {
+                guard await changes.next() != nil else { return }
+            }
         }
     }
 }

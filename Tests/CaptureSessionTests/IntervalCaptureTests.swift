@@ -54,4 +54,64 @@ import VideoCore
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(try JPEGDecoder().header(bytes).size == FrameSize(width: 320, height: 240))
     }
+
+    /// A timelapse set while the camera runs is started by the change itself: the timelapse
+    /// waits for the camera's changes (`CaptureSession.changes`), not a look every second.
+    /// Cancelled while it waits, it returns.
+    @Test func aTimelapseSetWhileRunningStartsAndACancelledOneReturns() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("camd-interval-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let photos = PhotoOutput(root: root)
+        let session = CaptureSession(settings: CameraSettings(id: "later", device: FrameSources.syntheticName,
+                                                              size: FrameSize(width: 160, height: 120), fps: 30))
+        await session.start()
+        let timelapse = Task { await IntervalCapture(session: session, photos: photos).run() }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await photos.list(camera: "later").isEmpty)
+        _ = try await session.configure { settings in
+            var settings = settings
+            settings.photos.intervalSeconds = 0.2
+            return settings
+        }
+        let started = ContinuousClock.now
+        while await photos.list(camera: "later").count < 2, ContinuousClock.now - started < .seconds(20) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(await photos.list(camera: "later").count >= 2)
+        _ = try await session.configure { settings in
+            var settings = settings
+            settings.photos.intervalSeconds = nil
+            return settings
+        }
+        // Waiting for a change again: cancelled, it returns.
+        try await Task.sleep(for: .milliseconds(300))
+        timelapse.cancel()
+        await timelapse.value
+        await session.stop()
+    }
+
+    /// `changes` has an element for a change of settings and of state; changes made while the
+    /// follower is busy come as one, and a follower whose task is cancelled ends.
+    @Test func aCamerasChangesAreFollowed() async throws {
+        let session = CaptureSession(settings: CameraSettings(id: "followed", device: FrameSources.syntheticName,
+                                                              size: FrameSize(width: 160, height: 120), fps: 30))
+        var changes = session.changes().makeAsyncIterator()
+        _ = try await session.configure { settings in
+            var settings = settings
+            settings.quality = 70
+            return settings
+        }
+        #expect(await changes.next() != nil, "a change of settings")
+        await session.start()  // starting, then running: two changes, one element
+        #expect(await changes.next() != nil, "a change of state")
+        let follower = Task {
+            var changes = session.changes().makeAsyncIterator()
+            return await changes.next() == nil
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        follower.cancel()
+        #expect(await follower.value, "a cancelled follower's changes end")
+        await session.stop()
+        #expect(await changes.next() != nil, "stopping")
+    }
 }
