@@ -18,7 +18,9 @@ camera) and measures, printing a table at the end:
      delivered per client per second, and the clients' own CPU (one selector
      loop in a child process; it counts parts without decoding JPEG);
   c. idle camera (running, no clients): camd CPU % of one core over
-     `--idle-seconds`, and the same with the camera stopped;
+     `--idle-seconds`, how often each of its threads woke a second (the
+     capture thread's with the frames; the others' are timers); and its CPU
+     with the camera stopped;
   d. VmHWM / VmRSS of camd idle and while 10 clients stream 1080p.
 
 Everything is bounded in count and time; only Unix sockets in the scratch
@@ -50,6 +52,22 @@ def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # fields 14 and 15 of proc(5)
+
+
+def context_switches(pid):
+    """Each thread's context switches so far (voluntary and not), summed by thread name: how
+    often a thread woke. A thread gone since is not counted (its switches go with it)."""
+    counts = {}
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{task}/status") as f:
+                switches = sum(int(line.split()[1]) for line in f if "ctxt_switches:" in line)
+        except OSError:
+            continue
+        counts[name] = counts.get(name, 0) + switches
+    return counts
 
 
 def percentile(values, p):
@@ -225,10 +243,18 @@ def stop_keeping_log(camd, path, lines=200):
 
 def idle_phase(camd, seconds):
     st0, c0, t0 = camera_status(camd.sock, camd.camera), cpu_seconds(camd.pid), time.time()
+    w0 = context_switches(camd.pid)
     time.sleep(seconds)
     c1, t1 = cpu_seconds(camd.pid), time.time()
+    w1 = context_switches(camd.pid)
     st1 = camera_status(camd.sock, camd.camera)
+    # Wake-ups a second at rest: the capture thread's come with the frames; the others' are
+    # timers and loops that look for work (issue 16: idle CPU).
+    woke = {name: (w1[name] - w0.get(name, 0)) / (t1 - t0) for name in w1 if w1[name] > w0.get(name, 0)}
     return {"cpu_pct": (c1 - c0) / (t1 - t0) * 100, "wall": t1 - t0,
+            "wakeups_per_second": sum(woke.values()),
+            "wakeups_per_second_not_capture": sum(v for name, v in woke.items() if not name.startswith("camd-cap")),
+            "wakeups_by_thread": dict(sorted(woke.items(), key=lambda item: -item[1])),
             "captured": st1["frames_captured"] - st0["frames_captured"],
             "encoded": st1["frames_encoded"] - st0["frames_encoded"], "load": camdclient.loadavg()}
 
@@ -338,6 +364,9 @@ def main():
             results["idle"][size] = idle
             print(f"  camd CPU {idle['cpu_pct']:.2f}% of a core; {idle['captured']} frames captured, "
                   f"{idle['encoded']} encoded; load {idle['load']}")
+            print(f"  threads woke {idle['wakeups_per_second']:.1f} times a second, "
+                  f"{idle['wakeups_per_second_not_capture']:.1f} of them not the capture thread: "
+                  + ", ".join(f"{name} {rate:.1f}" for name, rate in idle["wakeups_by_thread"].items()))
             for mode in ("spaced", "b2b", "next"):
                 print(f"[{size}] {args.requests} sequential snapshots, {mode} ...", flush=True)
                 snap = snapshot_phase(camd, args.requests, mode)
