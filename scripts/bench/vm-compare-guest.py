@@ -430,7 +430,7 @@ def poll_client(target, path, period, count, pid, age_of, idle):
     """A client that asks for a snapshot every `period` s on a fixed schedule (as Home
     Assistant, OctoPrint and Moonraker poll), then stops: each answer's time, the frame's
     age when the answer arrived, the daemon's CPU per request over the polling, and its
-    CPU for `idle` s after the client stopped."""
+    CPU for `idle` s after the client stopped. The figures are `poll_figures` of one run."""
     times, ages, errors = [], [], 0
     # Where an answer's time goes: connecting, until the status line and headers are read
     # (the daemon's work), and reading the body; and what was sent (a bigger JPEG or more
@@ -471,13 +471,31 @@ def poll_client(target, path, period, count, pid, age_of, idle):
     c1, t1 = bench.cpu_seconds(pid), time.monotonic()
     time.sleep(idle)
     c2, t2 = bench.cpu_seconds(pid), time.monotonic()
-    return {"period": period, "n": len(times), "errors": errors, "p50": bench.percentile(times, 50),
-            "p50_settled": bench.percentile(times[SETTLING_POLLS:], 50),
-            "p99": bench.percentile(times, 99), "age_p50": bench.percentile(ages, 50),
-            "cpu_per_request_ms": (c1 - c0) / max(len(times), 1) * 1000, "cpu_pct": (c1 - c0) / (t1 - t0) * 100,
-            "idle_cpu_pct": (c2 - c1) / (t2 - t1) * 100, "answer_ms": [round(t, 2) for t in times],
-            "connect_p50": bench.percentile(connects, 50), "head_p50": bench.percentile(heads, 50),
-            "body_kib": statistics.mean(sizes) / 1024 if sizes else 0, "headers": statistics.mean(header_counts) if header_counts else 0}
+    run = {"answer_ms": [round(t, 2) for t in times], "age_ms": [round(a, 2) for a in ages],
+           "connect_ms": [round(t, 2) for t in connects], "head_ms": [round(t, 2) for t in heads],
+           "sizes": sizes, "header_counts": header_counts, "errors": errors,
+           "cpu_s": c1 - c0, "wall_s": t1 - t0, "idle_cpu_s": c2 - c1, "idle_wall_s": t2 - t1}
+    return dict(poll_figures(period, [run]), runs=[run])
+
+
+def poll_figures(period, runs):
+    """The figures of one or more runs of `poll_client` at `period`, their requests together:
+    answer time p50 (and from each run's sixth poll) and p99, frame age p50, the parts of
+    the answer time, CPU per request and idle CPU."""
+    def pooled(key):
+        return [value for run in runs for value in run[key]]
+    times, sizes, header_counts = pooled("answer_ms"), pooled("sizes"), pooled("header_counts")
+    cpu, wall = sum(r["cpu_s"] for r in runs), sum(r["wall_s"] for r in runs)
+    idle_cpu, idle_wall = sum(r["idle_cpu_s"] for r in runs), sum(r["idle_wall_s"] for r in runs)
+    return {"period": period, "n": len(times), "errors": sum(r["errors"] for r in runs), "p50": bench.percentile(times, 50),
+            "p50_settled": bench.percentile([t for r in runs for t in r["answer_ms"][SETTLING_POLLS:]], 50),
+            "p99": bench.percentile(times, 99), "age_p50": bench.percentile(pooled("age_ms"), 50),
+            "cpu_per_request_ms": cpu / max(len(times), 1) * 1000, "cpu_pct": cpu / wall * 100 if wall else 0,
+            "idle_cpu_pct": idle_cpu / idle_wall * 100 if idle_wall else 0, "answer_ms": times,
+            "connect_p50": bench.percentile(pooled("connect_ms"), 50), "head_p50": bench.percentile(pooled("head_ms"), 50),
+            "body_kib": statistics.mean(sizes) / 1024 if sizes else 0,
+            "headers": statistics.mean(header_counts) if header_counts else 0,
+            "round_p50": [bench.percentile(r["answer_ms"], 50) for r in runs]}
 
 
 def camd_age(headers):
@@ -536,36 +554,57 @@ def memory(pid):
     return status
 
 
+SNAPSHOT_COUNTERS = ("answered_on_event_loop", "answered_ready", "made_ahead", "made_ahead_unused")
+
+
 def poll_phase(args):
-    """camd as it ships against µStreamer, each polled every 0.5 s and every 2 s."""
-    out = {"camd": {}, "ustreamer": {}}
-    camd = vivid_camd(args, "poll")
-    reset_fps()
-    camd.start(timeout=120)
-    try:
-        time.sleep(3)
-        for period, count in POLL_PERIODS:
-            out["camd"][period] = poll_client(camd.sock, "/v1/cameras/vivid/snapshot", period, count * args.poll_scale, camd.pid, camd_age,
-                                              args.idle)
-            cam = camera_status(camd.sock, "vivid")
-            # The mean encode time: with the answer time, the floor of a snapshot's frame age.
-            out["camd"][period]["status"] = dict(cam.get("snapshots") or {}, encode_ms=cam.get("encode_milliseconds"),
-                                                 frames_copied=cam.get("frames_copied"))
-            log(f"camd polled every {period} s: {out['camd'][period]}")
-        out["camd"]["hwm_kib"] = vm_hwm_kib(camd.pid)
-        out["camd"]["memory"] = memory(camd.pid)
-    finally:
-        camd.stop()
+    """camd as it ships against µStreamer, each polled every 0.5 s and every 2 s; with
+    --poll-rounds R, camd then µStreamer R times over, each started afresh, and the figures of
+    all rounds' requests together. camd's status.snapshots counters are those of each period
+    alone, summed over the rounds."""
+    runs = {"camd": {period: [] for period, _ in POLL_PERIODS}, "ustreamer": {period: [] for period, _ in POLL_PERIODS}}
+    statuses = {period: [] for period, _ in POLL_PERIODS}
+    out = {"camd": {}, "ustreamer": {}, "rounds": args.poll_rounds}
+    for round_index in range(args.poll_rounds):
+        camd = vivid_camd(args, f"poll{round_index}")
+        reset_fps()
+        camd.start(timeout=120)
+        try:
+            time.sleep(3)
+            before = {}
+            for period, count in POLL_PERIODS:
+                result = poll_client(camd.sock, "/v1/cameras/vivid/snapshot", period, count * args.poll_scale, camd.pid, camd_age,
+                                     args.idle)
+                runs["camd"][period] += result["runs"]
+                cam = camera_status(camd.sock, "vivid")
+                snapshots = cam.get("snapshots") or {}
+                # This period's own counts; the mean encode time is, with the answer time, the floor of a frame's age.
+                status = dict(snapshots, **{k: snapshots.get(k, 0) - before.get(k, 0) for k in SNAPSHOT_COUNTERS},
+                              encode_ms=cam.get("encode_milliseconds"), frames_copied=cam.get("frames_copied"))
+                before = snapshots
+                statuses[period].append(status)
+                log(f"camd polled every {period} s (round {round_index + 1}): p50 {result['p50']:.1f} ms, {status}")
+            out["camd"]["hwm_kib"] = max(out["camd"].get("hwm_kib", 0), vm_hwm_kib(camd.pid))
+            out["camd"]["memory"] = memory(camd.pid)
+        finally:
+            camd.stop()
 
-    def polled(proc, _):
-        for period, count in POLL_PERIODS:
-            out["ustreamer"][period] = poll_client(USTREAMER, "/snapshot", period, count * args.poll_scale, proc.pid,
-                                                   ustreamer_age, args.idle)
-            log(f"ustreamer polled every {period} s: {out['ustreamer'][period]}")
-        out["ustreamer"]["hwm_kib"] = vm_hwm_kib(proc.pid)
-        out["ustreamer"]["memory"] = memory(proc.pid)
+        def polled(proc, _):
+            for period, count in POLL_PERIODS:
+                result = poll_client(USTREAMER, "/snapshot", period, count * args.poll_scale, proc.pid, ustreamer_age, args.idle)
+                runs["ustreamer"][period] += result["runs"]
+                log(f"ustreamer polled every {period} s (round {round_index + 1}): p50 {result['p50']:.1f} ms")
+            out["ustreamer"]["hwm_kib"] = max(out["ustreamer"].get("hwm_kib", 0), vm_hwm_kib(proc.pid))
+            out["ustreamer"]["memory"] = memory(proc.pid)
 
-    ustreamer_phase(args, then=polled, log_name="ustreamer-poll.log")
+        ustreamer_phase(args, then=polled, log_name=f"ustreamer-poll{round_index}.log")
+    for who in runs:
+        for period, _ in POLL_PERIODS:
+            out[who][period] = poll_figures(period, runs[who][period])
+            out[who][period]["runs"] = runs[who][period]
+    for period, _ in POLL_PERIODS:
+        last = statuses[period][-1]
+        out["camd"][period]["status"] = dict(last, **{k: sum(s.get(k, 0) for s in statuses[period]) for k in SNAPSHOT_COUNTERS})
     return out
 
 
@@ -643,6 +682,8 @@ def main():
     ap.add_argument("--poll-only", action="store_true", help="only camd vs µStreamer polled every 0.5 s and every 2 s")
     ap.add_argument("--poll-scale", type=int, default=1,
                     help="polls that many times as many requests (40 every 0.5 s and 15 every 2 s at 1)")
+    ap.add_argument("--poll-rounds", type=int, default=1,
+                    help="polls camd then µStreamer that many times over, each started afresh")
     ap.add_argument("--pages-only", action="store_true", help="only the pages of camd's binary its work touches")
     args = ap.parse_args()
     os.makedirs(WORK, exist_ok=True)
@@ -784,7 +825,10 @@ def report(res):
                 ratio = a[key] / b[key] if b[key] else float("nan")
                 lines.append(f"{f'every {period:g} s: ' + label:<50} {a[key]:>10.1f} {b[key]:>10.1f} {ratio:>8.2f}")
             lines.append(f"{f'every {period:g} s: answered / errors':<50} {a['n']:>6}/{a['errors']:<3} {b['n']:>6}/{b['errors']:<3}")
-            lines.append(f"  camd status.snapshots after it: {a.get('status')}")
+            if len(a.get("round_p50", [])) > 1:
+                lines.append(f"{f'every {period:g} s: answer time p50 by round, camd/µS':<50} "
+                             + " ".join(f"{x / y:.2f}" for x, y in zip(a["round_p50"], b["round_p50"])))
+            lines.append(f"  camd status.snapshots in it: {a.get('status')}")
         if "hwm_kib" in c and "hwm_kib" in u:
             lines.append(f"{'peak RSS (VmHWM), MiB':<40} {c['hwm_kib'] / 1024:>10.1f} {u['hwm_kib'] / 1024:>10.1f} "
                          f"{c['hwm_kib'] / u['hwm_kib']:>8.2f}")
