@@ -154,9 +154,10 @@ public actor MovieRecorder {
     }
 
     /// Follows `video.record`: a continuous recording runs whenever the camera runs.
-    /// Called once a second by `ContinuousRecording`.
+    /// Called by `ContinuousRecording`: every second while one is wanted, otherwise when the
+    /// camera's settings or state change.
     func follow(settings: VideoSettings, cameraRunning: Bool) async {
-        let wanted = settings.record == .continuous && cameraRunning
+        let wanted = Self.wantsContinuous(settings, cameraRunning: cameraRunning)
         if wanted, active == nil {
             if let retry = continuousRetry, ContinuousClock.now < retry { return }
             continuousRetry = nil
@@ -178,6 +179,11 @@ public actor MovieRecorder {
             current.state = .off
             await publish()
         }
+    }
+
+    /// Whether a continuous recording should be running.
+    static func wantsContinuous(_ settings: VideoSettings, cameraRunning: Bool) -> Bool {
+        settings.record == .continuous && cameraRunning
     }
 
     private func begin(continuous: Bool, duration: Double?, segment: Double? = nil) async throws(RecordingError) {
@@ -353,7 +359,7 @@ public struct ContinuousRecording: Sendable {
             let settings = await session.settings.video
             let running = await session.state == .running
             await recorder.follow(settings: settings, cameraRunning: running)
-            if settings.record == .continuous, running {
+            if MovieRecorder.wantsContinuous(settings, cameraRunning: running) {
                 try? await Task.sleep(for: .seconds(1))
             } else {
                 guard await changes.next() != nil else { return }
