@@ -325,10 +325,65 @@ public actor CaptureSession {
         guard let view = loopView.withLock({ $0 }), view.image.isIdentity,
               let frame = hub.readyFrame(maxAge: maxAge, interval: view.interval) else { return nil }
         loopUse.withLock { $0 = .now }
+        return Self.tagged(frame, view)
+    }
+
+    /// A frame as captured, as a snapshot with the EXIF `view` says; whether its EXIF was
+    /// written on the encoder thread (see `readyTaggedSnapshot`).
+    private static func tagged(_ frame: EncodedFrame, _ view: LoopView) -> (snapshot: RenderedSnapshot, taggedAhead: Bool) {
         let ahead = frame.snapshot.flatMap { $0.tag == view.tag ? $0.jpeg : nil }
         let jpeg = ahead ?? view.tag.tagged(frame.jpeg, size: frame.size, captureTime: frame.captureTime)
         return (RenderedSnapshot(jpeg: jpeg, size: frame.size, frameSize: frame.size, sequence: frame.sequence,
                                  captureTime: frame.captureTime, fromRawFrame: false), ahead != nil)
+    }
+
+    /// What `waitForSnapshot` found.
+    public enum LoopSnapshot: Sendable {
+        /// A JPEG new enough was made meanwhile: the snapshot, at once.
+        case ready(RenderedSnapshot)
+        /// The poll waits for its JPEG; the wait is cancelled with `cancel`.
+        case waiting(SnapshotWait)
+        /// Not one the loop can wait for (the camera is not running or is restarting, its
+        /// image settings change the frame): `renderedSnapshot` answers it.
+        case unavailable
+    }
+
+    /// A poll's wait on the listener's event loop (`waitForSnapshot`).
+    public struct SnapshotWait: Sendable {
+        fileprivate let hub: FrameHub
+        fileprivate let id: UInt64
+
+        /// Ends the wait: its `done` is called with nil, if it was not called already.
+        public func cancel() {
+            hub.cancelWaiter(id, with: CancellationError())
+        }
+    }
+
+    /// For a poll `readySnapshot` found no JPEG for, on the listener's event loop, which must
+    /// not wait: the encoders are asked for one as `renderedSnapshot(settings.image, maxAge:)`
+    /// asks them, and `done` is called with the snapshot once it is made (on the encoder's
+    /// thread), or with nil when the wait ends otherwise (the camera stopped, was lost, or its
+    /// image settings changed meanwhile; `SnapshotWait.cancel`): `renderedSnapshot` answers
+    /// then. Saves a poll that waits for its encode the router's task and its turns of the
+    /// actor: the JPEG made ahead of a poll that comes a little early, and the first few of a
+    /// new poll, whose period is not learned yet (issue 16).
+    public nonisolated func waitForSnapshot(maxAge: Double? = nil,
+                                            done: @escaping @Sendable (RenderedSnapshot?) -> Void) -> LoopSnapshot {
+        guard let view = loopView.withLock({ $0 }), view.image.isIdentity else { return .unavailable }
+        loopUse.withLock { $0 = .now }
+        let found = hub.waitForFrame(maxAge: maxAge, interval: view.interval) { [self] result in
+            // The settings may have changed while the JPEG was made: the router renders with the new ones.
+            guard case .success(let frame) = result, let now = self.loopView.withLock({ $0 }), now.image.isIdentity else {
+                return done(nil)
+            }
+            self.loopUse.withLock { $0 = .now }
+            done(Self.tagged(frame, now).snapshot)
+        }
+        switch found {
+        case .ready(let frame): return .ready(Self.tagged(frame, view).snapshot)
+        case .wait(let id): return .waiting(SnapshotWait(hub: hub, id: id))
+        case .closed: return .unavailable
+        }
     }
 
     /// What the EXIF of a snapshot answered on the event loop says, for the encoders to tag
@@ -583,6 +638,7 @@ public actor CaptureSession {
         status.framesCopied = counters.framesCopied
         status.snapshots.answeredReady = counters.snapshotsReady
         status.snapshots.answeredOnEventLoop = counters.snapshotsOnLoop
+        status.snapshots.waitedOnEventLoop = counters.snapshotsWaitedOnLoop
         status.snapshots.madeAhead = counters.encodesAhead
         status.snapshots.madeAheadUnused = counters.encodesAheadUnused
         status.snapshots.pollPeriod = counters.pollPeriod.map { ($0 * 1000).rounded() / 1000 }

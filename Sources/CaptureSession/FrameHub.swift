@@ -72,7 +72,22 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     struct Waiter {
         /// The oldest CLOCK_MONOTONIC capture time the waiter accepts.
         var notBefore: Double
-        var continuation: CheckedContinuation<EncodedFrame, any Error>
+        /// Called once, outside the lock, with the frame or what ended the wait: a task's
+        /// continuation (`frame(notBefore:timeout:poll:)`), or the listener's event loop's
+        /// answer to a poll (`waitForFrame`).
+        var resume: @Sendable (Result<EncodedFrame, any Error>) -> Void
+        /// A poll waiting on the listener's event loop, counted when it is answered.
+        var onLoop = false
+
+        init(notBefore: Double, onLoop: Bool = false, resume: @escaping @Sendable (Result<EncodedFrame, any Error>) -> Void) {
+            self.notBefore = notBefore
+            self.onLoop = onLoop
+            self.resume = resume
+        }
+
+        init(notBefore: Double, continuation: CheckedContinuation<EncodedFrame, any Error>) {
+            self.init(notBefore: notBefore) { continuation.resume(with: $0) }
+        }
     }
 
     struct RawWaiter {
@@ -115,6 +130,9 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         var snapshotsReady = 0
         /// Of those, the polls answered on the listener's event loop (`readyFrame`).
         var snapshotsOnLoop = 0
+        /// Polls that waited on the listener's event loop for their JPEG, with no task, and
+        /// were answered there once it was made (`waitForFrame`).
+        var snapshotsWaitedOnLoop = 0
         /// JPEGs made ahead of a poll expected at the learned period (`SnapshotCadence`),
         /// and those of them no request took (the client stopped, or came too late).
         var encodesAhead = 0
@@ -293,12 +311,12 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         deliveredGeneration = rawGeneration
         counters.lastFrameMonotonic = nil
         rateMeter.reset()
-        let failed = waiters.values.map(\.continuation), failedRaw = rawWaiters.values.map(\.continuation)
+        let failed = waiters.values.map(\.resume), failedRaw = rawWaiters.values.map(\.continuation)
         waiters.removeAll()
         rawWaiters.removeAll()
         endUnadded(with: error)
         condition.unlock()
-        for continuation in failed { continuation.resume(throwing: error) }
+        for resume in failed { resume(.failure(error)) }
         for continuation in failedRaw { continuation.resume(throwing: error) }
     }
 
@@ -403,9 +421,10 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         }
         latestEncoded = encoded
         latestEncodedGeneration = generation
-        var ready: [CheckedContinuation<EncodedFrame, any Error>] = []
+        var ready: [@Sendable (Result<EncodedFrame, any Error>) -> Void] = []
         for (id, waiter) in waiters where encoded.monotonicTime >= waiter.notBefore && !encoded.overlaidOnly {
-            ready.append(waiter.continuation)
+            ready.append(waiter.resume)
+            if waiter.onLoop { counters.snapshotsWaitedOnLoop += 1 }
             waiters[id] = nil
         }
         if !ready.isEmpty, madeAhead?.generation == generation { madeAhead?.taken = true }
@@ -414,7 +433,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         // A snapshot this frame did not answer (a stream-only frame) waited for it: now it asks.
         if !waiters.isEmpty { condition.broadcast() }
         condition.unlock()
-        for continuation in ready { continuation.resume(returning: encoded) }
+        for resume in ready { resume(.success(encoded)) }
     }
 
     // MARK: consumers
@@ -524,7 +543,11 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     func freshFrame(notBefore: Double, poll: Bool) -> Freshness {
         condition.lock()
         defer { condition.unlock() }
-        let now = Self.monotonicNow()
+        return freshFrameLocked(notBefore: notBefore, poll: poll, now: Self.monotonicNow())
+    }
+
+    /// `freshFrame(notBefore:poll:)`. Must be called with `condition` held.
+    private func freshFrameLocked(notBefore: Double, poll: Bool, now: Double) -> Freshness {
         lastPlainDemand = now
         if poll { anticipateNextPoll(after: now) }
         if let encoded = readyEncoded(notBefore: notBefore) {
@@ -555,6 +578,27 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         counters.snapshotsOnLoop += 1
         if madeAhead?.generation == latestEncodedGeneration { madeAhead?.taken = true }
         return encoded
+    }
+
+    /// A poll's JPEG for the listener's event loop, which must not wait: `readyFrame`'s when
+    /// one is ready now, else the wait's id, and `resume` is called with the JPEG once one new
+    /// enough is made (on the encoder's thread), or with what ended the wait (a loss, a close,
+    /// `cancelWaiter`). The poll is recorded as `freshFrame` records it, and the JPEG asked of
+    /// the encoders as for a task's `frame(notBefore:timeout:poll:)`, which has no time limit
+    /// here: the caller cancels the wait when it has waited long enough.
+    func waitForFrame(maxAge: Double?, interval: Double?, now: Double = FrameHub.monotonicNow(),
+                      resume: @escaping @Sendable (Result<EncodedFrame, any Error>) -> Void) -> Freshness {
+        condition.lock()
+        defer { condition.unlock() }
+        let age = maxAge ?? defaultSnapshotAgeLocked(interval: frameIntervalLocked(configured: interval))
+        let fresh = freshFrameLocked(notBefore: now - age, poll: true, now: now)
+        if case .ready = fresh { counters.snapshotsOnLoop += 1 }
+        guard case .wait(let id) = fresh else { return fresh }
+        unadded[id] = nil
+        waiters[id] = Waiter(notBefore: now - age, onLoop: true, resume: resume)
+        lastDemand = now
+        condition.broadcast()  // the encoder now has demand
+        return fresh
     }
 
     /// The time between frames, seconds: the device's `configured` interval, else the measured
@@ -660,7 +704,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         condition.lock()
         if let ended = endedBeforeAdded(id) {
             condition.unlock()
-            return waiter.continuation.resume(throwing: ended)
+            return waiter.resume(.failure(ended))
         }
         waiters[id] = waiter
         lastDemand = Self.monotonicNow()
@@ -673,7 +717,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         let waiter = waiters.removeValue(forKey: id)
         if waiter == nil { endBeforeAdded(id, with: error) }
         condition.unlock()
-        waiter?.continuation.resume(throwing: error)
+        waiter?.resume(.failure(error))
     }
 
     /// A stream of encoded frames for one live client, dropping the oldest when it falls behind.
@@ -796,7 +840,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         armedDue = nil
         rateMeter.reset()
         counters.lastFrameMonotonic = nil
-        let failed = waiters.values.map(\.continuation), failedRaw = rawWaiters.values.map(\.continuation)
+        let failed = waiters.values.map(\.resume), failedRaw = rawWaiters.values.map(\.continuation)
         waiters.removeAll()
         rawWaiters.removeAll()
         endUnadded(with: SessionError.shuttingDown)
@@ -806,7 +850,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         latestEncoded = nil
         condition.broadcast()
         condition.unlock()
-        for continuation in failed { continuation.resume(throwing: SessionError.shuttingDown) }
+        for resume in failed { resume(.failure(SessionError.shuttingDown)) }
         for continuation in failedRaw { continuation.resume(throwing: SessionError.shuttingDown) }
         for stream in streams { stream.finish() }
     }

@@ -48,6 +48,9 @@ enum Metrics {
                perCamera { Double($0.snapshots.answeredReady) })
         family("camd_snapshots_answered_on_event_loop_total", "counter", "Of those, polls answered on the listener's event loop, with no task.",
                perCamera { Double($0.snapshots.answeredOnEventLoop) })
+        family("camd_snapshots_waited_on_event_loop_total", "counter",
+               "Polls that waited on the listener's event loop for their JPEG, with no task, and were answered there.",
+               perCamera { Double($0.snapshots.waitedOnEventLoop) })
         family("camd_snapshots_made_ahead_total", "counter", "JPEGs made just before a steadily polling client's request was due.",
                perCamera { Double($0.snapshots.madeAhead) })
         family("camd_snapshots_made_ahead_unused_total", "counter", "JPEGs made ahead of a poll that no request took.",

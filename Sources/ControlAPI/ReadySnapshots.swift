@@ -9,12 +9,12 @@ import NIOCore
 /// emulated VM, NIO's own HTTP path answers as fast as µStreamer, and Hummingbird's
 /// async connection twice as slow).
 ///
-/// Only what the route would answer at once, byte for byte the same: the camera's own
-/// image settings (no query but `max_age_ms`), a request the access rules allow from its
-/// head alone (`AccessMiddleware`'s own checks; not when the peer's groups decide), a JPEG
-/// new enough. A poll that has to wait is answered by the router in a task, and the
-/// connection stays here (keep-alive pollers); everything else, and every refusal, makes the
-/// connection the router's.
+/// Only what the route would answer, byte for byte the same: the camera's own image settings
+/// (no query but `max_age_ms`), a request the access rules allow from its head alone
+/// (`AccessMiddleware`'s own checks; not when the peer's groups decide). A poll with no JPEG
+/// new enough waits for it here too (`Wait`); one the loop cannot wait for is answered by the
+/// router in a task, and the connection stays here (keep-alive pollers); everything else, and
+/// every refusal, makes the connection the router's.
 public struct ReadySnapshots: Sendable {
     let cameras: Cameras
     let policy: AccessPolicy
@@ -32,9 +32,10 @@ public struct ReadySnapshots: Sendable {
     public enum Outcome {
         /// A snapshot poll, answered at once with this snapshot (`ByteBuffer.writeSnapshotAnswer`).
         case answered(RenderedSnapshot)
-        /// A snapshot poll that needs a frame or an encode: the router answers it (a JPEG or an
-        /// error of a single buffer), and the connection may go on being served here.
-        case waits
+        /// A snapshot poll that needs a frame or an encode: it waits for it here (`Wait.start`),
+        /// or the router answers it (a JPEG or an error of a single buffer), and the connection
+        /// may go on being served here.
+        case waits(Wait)
         /// Anything else, and a poll the access rules refuse: the connection is the router's.
         case other
     }
@@ -48,8 +49,26 @@ public struct ReadySnapshots: Sendable {
               !AccessMiddleware.needsPeer(policy, overTCP: overTCP) else { return .other }
         let identity = AccessMiddleware.identify(request, overTCP: overTCP, policy: policy, sessions: sessions, peer: nil)
         guard case .allow = policy.decide(method: "GET", path: path, overTCP: overTCP, identity) else { return .other }
-        guard let shot = session.readySnapshot(maxAge: maxAge) else { return .waits }
+        guard let shot = session.readySnapshot(maxAge: maxAge) else {
+            return .waits(Wait(request: request, session: session, maxAge: maxAge))
+        }
         return .answered(shot)
+    }
+
+    /// A poll that found no JPEG new enough, which may wait for its encode on the event loop.
+    public struct Wait: Sendable {
+        /// The poll, for the router when it answers.
+        public let request: HTTPRequest
+        let session: CaptureSession
+        let maxAge: Double?
+
+        /// Asks for the poll's JPEG (`CaptureSession.waitForSnapshot`): the snapshot at once if
+        /// one was made meanwhile, else the wait, and `done` is called with the snapshot once it
+        /// is made, on the encoder's thread, or with nil when the router must answer after all
+        /// (`.unavailable` says so at once).
+        public func start(_ done: @escaping @Sendable (RenderedSnapshot?) -> Void) -> CaptureSession.LoopSnapshot {
+            session.waitForSnapshot(maxAge: maxAge, done: done)
+        }
     }
 
     /// The camera id and query of a request target `/v1/cameras/{id}/snapshot[?query]`; nil

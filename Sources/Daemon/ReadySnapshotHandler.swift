@@ -50,16 +50,17 @@ struct ConnectionSetup: Sendable {
 }
 
 /// Serves a connection's snapshot polls on the event loop: those a ready JPEG answers
-/// (`ReadySnapshots`) at once, those that must wait for a frame through the router in a task,
-/// the connection staying here, so a keep-alive poller is answered at once from its next poll
-/// on. At the first other request it adds Hummingbird's handlers after itself (as
+/// (`ReadySnapshots`) at once, those that must wait for their encode once it is made
+/// (`CaptureSession.waitForSnapshot`), and those the loop cannot wait for through the router in
+/// a task, the connection staying here, so a keep-alive poller is answered at once from its
+/// next poll on. At the first other request it adds Hummingbird's handlers after itself (as
 /// `HTTP1Channel` adds them), wraps the connection in a `NIOAsyncChannel`, gives it to
 /// Hummingbird and passes that request and everything after it on, so requests are answered in
 /// order. A client that reads nothing while it sends polls is handed over too, at the first poll
 /// that finds the connection not writable: NIOAsyncChannel stops reading then, this handler
 /// does not.
 /// Until then it does what `HTTPConnectionStateHandler` does once Hummingbird has the
-/// connection: it closes one idle for `idleTimeout` (never while the router answers a poll), and
+/// connection: it closes one idle for `idleTimeout` (never while a poll waits for its answer), and
 /// at shutdown (`ChannelShouldQuiesceEvent`) closes an idle connection at once and a busy one
 /// after its answer. It writes its answers as bytes (`ByteBuffer.writeSnapshotAnswer`,
 /// `writeAnswerHead`); NIO's response encoder comes with Hummingbird's handlers.
@@ -73,8 +74,9 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
         case idle
         /// Reading a request it answers: the answer is written at the request's end.
         case answering(RenderedSnapshot, close: Bool)
-        /// The router is answering a poll; parts that come meanwhile wait in `held`.
-        case routing(close: Bool)
+        /// A poll waits for its JPEG (`snapshotWait`) or the router's answer; parts that come
+        /// meanwhile wait in `held`.
+        case waiting(close: Bool)
         /// It answered a request with `Connection: close`: nothing more is read.
         case closing
         /// The connection is Hummingbird's.
@@ -89,18 +91,22 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
     /// Whether the connection came over TCP; nil when its address is unknown (then the
     /// router answers, which looks at the connection itself).
     private var overTCP: Bool?
-    /// Requests sent behind a poll the router is answering, passed on once it is answered.
+    /// Requests sent behind a poll that waits, passed on once it is answered.
     private var held: [HTTPServerRequestPart] = []
     /// The last answer written, so a close waits for it to be sent.
     private var lastWrite: EventLoopFuture<Void>?
-    /// The router's answer to the poll being routed. Kept, and failed if the connection goes
+    /// The router's answer to a poll it answers. Kept, and failed if the connection goes
     /// first: a listener cancelled with the poll still queued drops it unanswered, and NIO
     /// stops a debug build that lets an unfulfilled promise go.
     private var routerAnswer: EventLoopPromise<(HTTPResponse, ByteBuffer)>?
+    /// The poll's wait for its JPEG on the loop, and when it gives up for the router; cancelled
+    /// if the connection goes first.
+    private var snapshotWait: CaptureSession.SnapshotWait?
+    private var waitLimit: Scheduled<Void>?
     /// The client closed its side (`ChannelEvent.inputClosed`): once every request it sent is
     /// answered, the connection closes.
     private var inputClosed = false
-    /// A request the decoder could not read behind a poll being routed: answered in its turn,
+    /// A request the decoder could not read behind a poll that waits: answered in its turn,
     /// after the poll's answer (Hummingbird answers it 400 and closes).
     private var heldError: (any Error)?
     /// The daemon is stopping: the connection closes after the answer under way.
@@ -138,6 +144,10 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
         stopIdleChecks()
         routerAnswer?.fail(ChannelError.ioOnClosedChannel)
         routerAnswer = nil
+        waitLimit?.cancel()
+        waitLimit = nil
+        snapshotWait?.cancel()
+        snapshotWait = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -152,16 +162,16 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
             context.fireChannelRead(wrapInboundOut(part))
         case (.closing, _):
             break
-        case (.routing, _):
+        case (.waiting, _):
             held.append(part)
         case (.idle, .head(let head)):
             let close = !head.isKeepAlive
             switch answerable(head, context) {
-            case (.answered(let shot), _):
+            case .answered(let shot):
                 state = .answering(shot, close: close)
-            case (.waits, let request?):
-                route(request, close: close, context)
-            case (.other, _), (.waits, nil):
+            case .waits(let wait):
+                waitForSnapshot(wait, close: close, context)
+            case .other:
                 guard handToHummingbird(context) else { return }
                 context.fireChannelRead(wrapInboundOut(part))
                 // Told after the request, which Hummingbird's state handler then lets finish.
@@ -178,14 +188,62 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
         }
     }
 
-    /// What becomes of a request: the answer at once, the router's answer in a task, or the
-    /// connection handed over; with the request in Swift HTTP Types, as the router would see it,
-    /// when it is a snapshot's. A client that is not reading its answers is handed over.
-    private func answerable(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) -> (ReadySnapshots.Outcome, HTTPRequest?) {
+    /// What becomes of a request: the answer at once, a wait for its JPEG, or the connection
+    /// handed over. A client that is not reading its answers is handed over.
+    private func answerable(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) -> ReadySnapshots.Outcome {
         guard let answers, let overTCP, context.channel.isWritable, head.method == .GET,
               head.uri.utf8.starts(with: ReadySnapshots.prefixBytes),
-              let request = HTTPRequest(originFormGET: head) else { return (.other, nil) }
-        return (answers.answer(request, overTCP: overTCP), request)
+              let request = HTTPRequest(originFormGET: head) else { return .other }
+        return answers.answer(request, overTCP: overTCP)
+    }
+
+    /// How long a poll waits on the loop for its JPEG before the router has it: longer than an
+    /// encode takes even in the emulated VM (the router then waits as long as it waits for any
+    /// snapshot, and answers a camera that sends nothing with its error).
+    static let loopWaitLimit = TimeAmount.seconds(2)
+
+    /// Has a poll wait here for its JPEG, answered once it is made, without the router's task
+    /// and its turns of the camera's actor (issue 16: a poll that comes while its JPEG made
+    /// ahead is still being encoded, and a new poll's first requests). The router answers it
+    /// when the loop cannot wait, and when the wait ends without a JPEG (the camera stopped
+    /// or was lost, its settings changed, `loopWaitLimit`); the poll is then counted twice in
+    /// the learning of its period, which such an end restarts anyway.
+    private func waitForSnapshot(_ wait: ReadySnapshots.Wait, close: Bool, _ context: ChannelHandlerContext) {
+        let made = context.eventLoop.makePromise(of: RenderedSnapshot?.self)
+        switch wait.start({ made.succeed($0) }) {
+        case .ready(let shot):
+            made.succeed(nil)  // never called back: the promise is still completed, as NIO wants
+            state = .answering(shot, close: close)
+        case .unavailable:
+            made.succeed(nil)
+            route(wait.request, close: close, context)
+        case .waiting(let pending):
+            snapshotWait = pending
+            holdReading(close: close, context)
+            waitLimit = context.eventLoop.scheduleTask(in: Self.loopWaitLimit) { pending.cancel() }
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            made.futureResult.whenSuccess { shot in
+                let (handler, context) = loopBound.value
+                handler.made(shot, wait.request, context)
+            }
+        }
+    }
+
+    private func made(_ shot: RenderedSnapshot?, _ request: HTTPRequest, _ context: ChannelHandlerContext) {
+        waitLimit?.cancel()
+        waitLimit = nil
+        snapshotWait = nil
+        guard case .waiting(let close) = state else { return }  // the connection went meanwhile
+        guard let shot else { return route(request, close: close, context) }
+        var answer = context.channel.allocator.buffer(capacity: ByteBuffer.answerHeadCapacity + shot.jpeg.count)
+        answer.writeSnapshotAnswer(shot)
+        answered(answer, close: close, context)
+    }
+
+    /// Nothing more is read until the poll's answer is written: what came in the same read waits in `held`.
+    private func holdReading(close: Bool, _ context: ChannelHandlerContext) {
+        state = .waiting(close: close)
+        context.channel.setAutoRead(false)
     }
 
     /// Has the router answer a poll in the listener's task group; the request's end and
@@ -197,9 +255,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
             return closing(context)
         }
         routerAnswer = promise
-        state = .routing(close: close)
-        // Nothing more is read until the answer is written: what came in the same read waits in `held`.
-        context.channel.setAutoRead(false)
+        holdReading(close: close, context)
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         promise.futureResult.whenComplete { result in
             let (handler, context) = loopBound.value
@@ -209,17 +265,22 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
 
     private func routed(_ result: Result<(HTTPResponse, ByteBuffer), any Error>, _ context: ChannelHandlerContext) {
         routerAnswer = nil
-        guard case .routing(let close) = state else { return }
-        context.channel.setAutoRead(true)
+        guard case .waiting(let close) = state else { return }
         guard case .success(let (head, body)) = result else { return closing(context) }
+        var answer = context.channel.allocator.buffer(capacity: ByteBuffer.answerHeadCapacity + body.readableBytes)
+        if answer.writeAnswerHead(head, bodyLength: body.readableBytes) { answer.writeImmutableBuffer(body) }
+        answered(answer, close: close, context)
+    }
+
+    /// Sends the answer of the poll that waited, and passes on what came behind it.
+    private func answered(_ answer: ByteBuffer, close: Bool, _ context: ChannelHandlerContext) {
+        context.channel.setAutoRead(true)
         // The poll's own end was held with anything sent after it: drop the end, pass the rest.
         var rest = held
         held = []
         if let end = rest.firstIndex(where: { if case .end = $0 { true } else { false } }) {
             rest.removeSubrange(...end)
         }
-        var answer = context.channel.allocator.buffer(capacity: ByteBuffer.answerHeadCapacity + body.readableBytes)
-        if answer.writeAnswerHead(head, bodyLength: body.readableBytes) { answer.writeImmutableBuffer(body) }
         send(answer, close: close, context)
         for part in rest { read(part, context: context) }
         // Passed on outside a read: Hummingbird's handler takes them at the end of one.
@@ -260,9 +321,9 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
         case .idle:
             // A request the decoder cannot read: Hummingbird answers it (400) and closes.
             if handToHummingbird(context) { context.fireErrorCaught(error) }
-        case .routing where heldError == nil:
+        case .waiting where heldError == nil:
             heldError = error
-        case .answering, .routing, .closing:
+        case .answering, .waiting, .closing:
             closing(context)
         }
     }
@@ -298,7 +359,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
         idleCheck = nil
         guard let context = idleContext else { return }
         switch state {
-        case .handedOver, .closing, .routing:
+        case .handedOver, .closing, .waiting:
             break
         case .idle, .answering:
             if idleDeadline <= .now() {
@@ -318,13 +379,13 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
     /// When the connection is idle for `idleTimeout` unless it is active before.
     private var idleDeadline: NIODeadline { lastActive + TimeAmount(idleTimeout) }
 
-    /// The client will send nothing more. Every request it sent is still answered: a poll the
-    /// router is answering, and the requests held behind it, which `routed` passes on before it
-    /// comes here again; Hummingbird, given the connection by one of them, is told in turn and
+    /// The client will send nothing more. Every request it sent is still answered: a poll that
+    /// waits, and the requests held behind it, which `answered` passes on before it comes here
+    /// again; Hummingbird, given the connection by one of them, is told in turn and
     /// closes after its answers. Otherwise the connection closes once the answers written are sent.
     private func endOfInput(_ context: ChannelHandlerContext) {
         switch state {
-        case .routing, .closing:
+        case .waiting, .closing:
             break
         case .handedOver:
             context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)

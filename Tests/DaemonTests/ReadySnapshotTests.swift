@@ -14,11 +14,15 @@ import Glibc
     /// A frame younger than ten minutes: any JPEG already made answers it, so whether a
     /// request is answered at once does not hang on an encoder's timing.
     static let anyReadyFrame = "/v1/cameras/cam/snapshot?max_age_ms=600000"
+    /// A poll of a frame captured after it, with an image option that keeps the frame as
+    /// captured: the loop leaves any query but `max_age_ms` to the router, which answers it
+    /// (and has the connection).
+    static let routedPoll = "/v1/cameras/cam/snapshot?rotate=0&max_age_ms=0"
 
     @Test func aPollIsAnsweredOnTheEventLoopWithTheRoutersHeadersAndEXIF() async throws {
         try await Self.withDaemon { daemon in
             let path = daemon.path, before = daemon.answeredBefore
-            // The router encoded the warm-up's; the next is answered from that JPEG on the loop.
+            // The router answered the warm-up; the next is answered from its JPEG on the loop.
             let routed = try #require(daemon.warmUp)
             let fast = try Self.get(.unix(path), Self.anyReadyFrame)
             #expect(try Self.answeredOnEventLoop(path) == before + 1, "the poll was not answered on the event loop")
@@ -38,8 +42,8 @@ import Glibc
     }
 
     /// Requests on one keep-alive connection, sent at once: a poll that waits for a new frame
-    /// (the router answers it, in a task), two answered on the loop, then a status that makes
-    /// the connection the router's, which answers the last poll: in order.
+    /// (on the loop, for its encode), two answered at once on the loop, then a status that
+    /// makes the connection the router's, which answers the last poll: in order.
     @Test func aKeepAliveConnectionIsAnsweredInOrder() async throws {
         try await Self.withDaemon { daemon in
             let path = daemon.path, before = daemon.answeredBefore
@@ -58,8 +62,9 @@ import Glibc
             }
             #expect(kinds == ["image/jpeg", "image/jpeg", "image/jpeg", "application/json", "image/jpeg"], "\(kinds)")
             #expect(sequences == sequences.sorted(), "frames out of order: \(sequences)")
-            // The second and third on the loop: the connection stayed after the first.
+            // The first waited on the loop, the second and third were answered there at once.
             #expect(try Self.answeredOnEventLoop(path) == before + 2)
+            #expect(try Self.waitedOnEventLoop(path) == daemon.waitedBefore + 1, "the first poll did not wait on the loop")
         }
     }
 
@@ -87,16 +92,25 @@ import Glibc
         }
     }
 
-    /// A keep-alive client polling at the default age: its first poll waits for an encode,
-    /// and the connection stays with the loop, which answers the next from a ready JPEG.
+    /// A keep-alive client polling at the default age: its first poll waits on the loop for
+    /// an encode, and is answered there as the router would answer it (its fields, its EXIF);
+    /// the connection stays with the loop, which answers the next from a ready JPEG.
     @Test func aKeepAlivePollerStaysOnTheLoop() async throws {
-        try await Self.withDaemon(warmUp: false) { daemon in
+        try await Self.withDaemon { daemon in
             let path = daemon.path, before = daemon.answeredBefore
             let connection = try TestConnection(.unix(path))
             let reader = AnswerReader(connection)
+            let asked = Date().timeIntervalSince1970
             try connection.send("GET /v1/cameras/cam/snapshot?max_age_ms=0 HTTP/1.1\r\nHost: camd\r\n\r\n")
             let first = try reader.next()
             #expect(first.status == 200 && first.header("content-type") == "image/jpeg")
+            #expect(try Self.waitedOnEventLoop(path) == daemon.waitedBefore + 1, "the poll that waited was not answered on the loop")
+            let routed = try #require(daemon.warmUp)
+            #expect(first.headers.map(\.name) == routed.headers.map(\.name), "\(first.headers) against \(routed.headers)")
+            #expect(first.header("content-length") == String(first.body.count) && first.body.suffix(2) == [0xFF, 0xD9])
+            #expect(Set(EXIFReadBack.entries(in: first.body).keys) == Set(EXIFReadBack.entries(in: routed.body).keys))
+            // A frame captured after the request, as `max_age_ms=0` asks (the header's clock is the wall clock).
+            #expect((Double(first.header("x-capture-time") ?? "") ?? 0) >= asked - 0.05, "\(first.headers)")
             try connection.send("GET \(Self.anyReadyFrame) HTTP/1.1\r\nHost: camd\r\n\r\n")
             let second = try reader.next()
             #expect(second.status == 200 && second.header("content-type") == "image/jpeg")
@@ -107,6 +121,25 @@ import Glibc
             try connection.send("GET /v1/cameras/cam/snapshot HTTP/1.1\r\nHost: camd\r\nConnection: close\r\n\r\n")
             #expect(try reader.next().status == 200)
             _ = try connection.readToEnd(limit: 5)
+        }
+    }
+
+    /// A camera whose image settings change the frame (here turned upside down): the loop
+    /// can neither answer its polls nor wait for them, so the router answers each in a task,
+    /// the connection staying with the loop, which answers nothing itself.
+    @Test func aPollOnlyTheRouterCanRenderIsRoutedAndTheConnectionStays() async throws {
+        try await Self.withDaemon(cameraLines: "[camera.image]\nrotate = 180\n") { daemon in
+            let path = daemon.path, before = daemon.answeredBefore
+            let connection = try TestConnection(.unix(path))
+            let reader = AnswerReader(connection)
+            for target in ["/v1/cameras/cam/snapshot?max_age_ms=0", Self.anyReadyFrame, "/v1/cameras/cam/snapshot"] {
+                try connection.send("GET \(target) HTTP/1.1\r\nHost: camd\r\n\r\n")
+                let answer = try reader.next()
+                #expect(answer.status == 200 && answer.header("content-type") == "image/jpeg" && answer.header("x-frame-size") == "320x240")
+                #expect(answer.body.starts(with: [0xFF, 0xD8]) && answer.body.suffix(2) == [0xFF, 0xD9])
+            }
+            let snapshots = try Self.snapshotStatus(path)
+            #expect(snapshots.answeredOnEventLoop == before && snapshots.waitedOnEventLoop == daemon.waitedBefore, "\(snapshots)")
         }
     }
 
@@ -134,8 +167,8 @@ import Glibc
     }
 
     /// A client that closes its side once its requests are sent (`nc -N`, a script's
-    /// `shutdown`) is answered all of them: a poll that waits for a frame (the router answers
-    /// it, in a task), then one answered on the loop, then, on one connection, a status (which
+    /// `shutdown`) is answered all of them: a poll that waits for a frame (on the loop, for its
+    /// encode), then one answered on the loop at once, then, on one connection, a status (which
     /// hands the connection to Hummingbird) and on another nothing more. Then camd closes.
     @Test func aClientThatClosesItsSideAfterItsRequestsIsAnswered() async throws {
         try await Self.withDaemon { daemon in
@@ -161,7 +194,7 @@ import Glibc
 
     /// A request the decoder cannot read, sent behind a poll that waits for a frame, is
     /// answered in its turn: the poll's JPEG first, then Hummingbird's 400.
-    @Test func aBadRequestBehindARoutedPollIsAnsweredAfterIt() async throws {
+    @Test func aBadRequestBehindAWaitingPollIsAnsweredAfterIt() async throws {
         try await Self.withDaemon { daemon in
             let connection = try TestConnection(.unix(daemon.path))
             try connection.send("GET /v1/cameras/cam/snapshot?max_age_ms=0 HTTP/1.1\r\nHost: camd\r\n\r\n"
@@ -233,24 +266,27 @@ import Glibc
     struct Serving: Sendable {
         var path: String
         var tcpPort: Int?
-        /// The router's answer to the warm-up poll, which waited for a frame; nil without one.
+        /// The router's answer to the warm-up poll (`routedPoll`), which waited for a frame; nil without one.
         var warmUp: Answer?
-        /// `snapshots.answered_on_event_loop` after the warm-up.
+        /// `snapshots.answered_on_event_loop` and `waited_on_event_loop` after the warm-up.
         var answeredBefore: Int
+        var waitedBefore: Int
     }
 
     /// Starts camd, waits until it serves, asks for one snapshot the router encodes (so a
     /// JPEG is ready: `anyReadyFrame`) unless `warmUp` is false, and runs `body` off the
     /// cooperative pool, its client being blocking.
-    static func withDaemon(tcp: Bool = false, daemonLines: String = "", warmUp: Bool = true,
+    static func withDaemon(tcp: Bool = false, daemonLines: String = "", cameraLines: String = "", warmUp: Bool = true,
                            _ body: @escaping @Sendable (Serving) throws -> Void) async throws {
-        let daemon = try RunningDaemon(tcp: tcp, daemonLines: daemonLines)
+        let daemon = try RunningDaemon(tcp: tcp, daemonLines: daemonLines, cameraLines: cameraLines)
         defer { daemon.cleanUp() }
         try await daemon.waitUntilServing()
         let path = daemon.socketPath, port = daemon.tcpPort
         try await onOwnThread {
-            let first = warmUp ? try get(.unix(path), "/v1/cameras/cam/snapshot?max_age_ms=0") : nil
-            try body(Serving(path: path, tcpPort: port, warmUp: first, answeredBefore: try answeredOnEventLoop(path)))
+            let first = warmUp ? try get(.unix(path), routedPoll) : nil
+            let snapshots = try snapshotStatus(path)
+            try body(Serving(path: path, tcpPort: port, warmUp: first, answeredBefore: snapshots.answeredOnEventLoop,
+                             waitedBefore: snapshots.waitedOnEventLoop))
         }
     }
 
@@ -272,10 +308,20 @@ import Glibc
 
     /// `snapshots.answered_on_event_loop` of camera `cam`, asked on the Unix socket.
     static func answeredOnEventLoop(_ path: String) throws -> Int {
+        try snapshotStatus(path).answeredOnEventLoop
+    }
+
+    /// `snapshots.waited_on_event_loop` of camera `cam`.
+    static func waitedOnEventLoop(_ path: String) throws -> Int {
+        try snapshotStatus(path).waitedOnEventLoop
+    }
+
+    /// `snapshots` of camera `cam`, asked on the Unix socket.
+    static func snapshotStatus(_ path: String) throws -> SnapshotStatus {
         let answer = try get(.unix(path), "/v1/cameras")
         let cameras = try APIJSON.decoder().decode([CameraStatus].self, from: Data(answer.body))
         guard let camera = cameras.first(where: { $0.id == "cam" }) else { throw TestFailure("no camera cam in \(cameras.map(\.id))") }
-        return camera.snapshots.answeredOnEventLoop
+        return camera.snapshots
     }
 
 }

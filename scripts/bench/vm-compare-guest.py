@@ -554,7 +554,7 @@ def memory(pid):
     return status
 
 
-SNAPSHOT_COUNTERS = ("answered_on_event_loop", "answered_ready", "made_ahead", "made_ahead_unused")
+SNAPSHOT_COUNTERS = ("answered_on_event_loop", "waited_on_event_loop", "answered_ready", "made_ahead", "made_ahead_unused")
 
 
 def poll_phase(args):
