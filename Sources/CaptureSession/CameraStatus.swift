@@ -91,7 +91,7 @@ public struct SnapshotStatus: Sendable, Codable, Hashable {
     /// Of those, the ones the listener answered on its event loop (`CaptureSession.readySnapshot`),
     /// without a turn of the camera's actor: polls with the camera's own image settings.
     public var answeredOnEventLoop = 0
-    /// Polls that waited on the listener's event loop for their JPEG and were answered there
+    /// Polls that waited on the listener's event loop for their JPEG and were given it there
     /// once it was made (`CaptureSession.waitForSnapshot`), without a task either: not counted
     /// in `answeredReady`.
     public var waitedOnEventLoop = 0

@@ -352,6 +352,9 @@ public actor CaptureSession {
     public struct SnapshotWait: Sendable {
         fileprivate let hub: FrameHub
         fileprivate let id: UInt64
+        /// How long to wait before cancelling and letting the router answer (it waits as long
+        /// as it waits for any snapshot, and answers a camera that sends nothing with its error).
+        public let patience: Duration
 
         /// Ends the wait: its `done` is called with nil, if it was not called already.
         public func cancel() {
@@ -377,13 +380,20 @@ public actor CaptureSession {
                 return done(nil)
             }
             self.loopUse.withLock { $0 = .now }
+            self.hub.countWaitedOnLoop()
             done(Self.tagged(frame, now).snapshot)
         }
         switch found {
         case .ready(let frame): return .ready(Self.tagged(frame, view).snapshot)
-        case .wait(let id): return .waiting(SnapshotWait(hub: hub, id: id))
+        case .wait(let id): return .waiting(SnapshotWait(hub: hub, id: id, patience: Self.loopPatience(interval: hub.frameInterval(configured: view.interval))))
         case .closed: return .unavailable
         }
+    }
+
+    /// How long a poll waits on the loop before the router has it (`SnapshotWait.patience`):
+    /// longer than an encode takes even in the emulated VM, and five frames of a slow camera.
+    static func loopPatience(interval: Double) -> Duration {
+        .milliseconds(Int64(max(2, 5 * interval) * 1000))
     }
 
     /// What the EXIF of a snapshot answered on the event loop says, for the encoders to tag
@@ -766,11 +776,11 @@ public actor CaptureSession {
 
     /// How long until the camera has been idle for `idleStopSeconds`, zero once it has. A
     /// second while it is in use (a stream client, a recording, a snapshot still waiting for a
-    /// slow start or its frame), or while it is not a camera a request started: use is looked
+    /// slow start or its frame, here or on the listener's event loop), or while it is not a camera a request started: use is looked
     /// at again then, and counts until then.
     private func untilIdleLongEnough() -> Duration {
         guard startedOnDemand, worker != nil else { return .seconds(1) }
-        if hub.subscriberCount > 0 || snapshotsInProgress > 0 || video.snapshot.consumers > 0 {
+        if hub.subscriberCount > 0 || snapshotsInProgress > 0 || hub.waiterCount > 0 || video.snapshot.consumers > 0 {
             lastUse = .now
             return .seconds(1)
         }

@@ -44,6 +44,10 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     private var encodeAheadAt: Double?
     /// The poll's due time `encodeAheadAt` was set for, so it is armed once per due time.
     private var armedDue: Double?
+    /// `aheadLead` as worked out from the times it comes from, until one of them changes (an
+    /// encode, a request of the poll): a poll answered on the loop asks for it twice, for its
+    /// age and for the next JPEG ahead, and each time is three percentiles of up to 20 times.
+    private var leadKnown: Double?
     /// `encodeAheadAt` was set since the last frame came: that frame wakes the encoders, so
     /// one waiting without a deadline gets it (`wakeEncoders(forFrame:)`).
     private var armedUnseen = false
@@ -76,12 +80,9 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// continuation (`frame(notBefore:timeout:poll:)`), or the listener's event loop's
         /// answer to a poll (`waitForFrame`).
         var resume: @Sendable (Result<EncodedFrame, any Error>) -> Void
-        /// A poll waiting on the listener's event loop, counted when it is answered.
-        var onLoop = false
 
-        init(notBefore: Double, onLoop: Bool = false, resume: @escaping @Sendable (Result<EncodedFrame, any Error>) -> Void) {
+        init(notBefore: Double, resume: @escaping @Sendable (Result<EncodedFrame, any Error>) -> Void) {
             self.notBefore = notBefore
-            self.onLoop = onLoop
             self.resume = resume
         }
 
@@ -131,7 +132,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// Of those, the polls answered on the listener's event loop (`readyFrame`).
         var snapshotsOnLoop = 0
         /// Polls that waited on the listener's event loop for their JPEG, with no task, and
-        /// were answered there once it was made (`waitForFrame`).
+        /// were given it there once it was made (`countWaitedOnLoop`).
         var snapshotsWaitedOnLoop = 0
         /// JPEGs made ahead of a poll expected at the learned period (`SnapshotCadence`),
         /// and those of them no request took (the client stopped, or came too late).
@@ -408,6 +409,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
             return
         }
         counters.framesEncoded += 1
+        leadKnown = nil
         counters.encodeSeconds.append(encoded.encodeSeconds)
         counters.encodeHistogram.record(encoded.encodeSeconds)
         if counters.encodeSeconds.count > 256 { counters.encodeSeconds.removeFirst(128) }
@@ -424,7 +426,6 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         var ready: [@Sendable (Result<EncodedFrame, any Error>) -> Void] = []
         for (id, waiter) in waiters where encoded.monotonicTime >= waiter.notBefore && !encoded.overlaidOnly {
             ready.append(waiter.resume)
-            if waiter.onLoop { counters.snapshotsWaitedOnLoop += 1 }
             waiters[id] = nil
         }
         if !ready.isEmpty, madeAhead?.generation == generation { madeAhead?.taken = true }
@@ -595,10 +596,24 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         if case .ready = fresh { counters.snapshotsOnLoop += 1 }
         guard case .wait(let id) = fresh else { return fresh }
         unadded[id] = nil
-        waiters[id] = Waiter(notBefore: now - age, onLoop: true, resume: resume)
+        waiters[id] = Waiter(notBefore: now - age, resume: resume)
         lastDemand = now
         condition.broadcast()  // the encoder now has demand
         return fresh
+    }
+
+    /// Counts a poll given its JPEG on the listener's event loop after a wait (`waitForFrame`).
+    func countWaitedOnLoop() {
+        condition.lock()
+        counters.snapshotsWaitedOnLoop += 1
+        condition.unlock()
+    }
+
+    /// Snapshots waiting for a JPEG, a task's or the event loop's.
+    var waiterCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return waiters.count
     }
 
     /// The time between frames, seconds: the device's `configured` interval, else the measured
@@ -631,6 +646,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     private func anticipateNextPoll(after now: Double) {
         let learned = cadence.learned, wasDue = cadence.nextDue
         cadence.record(now)
+        if cadence.learned != learned || cadence.nextDue != wasDue { leadKnown = nil }
         if cadence.learned != learned {
             // A poll learned: the encodes made for the one before it, and when its requests came,
             // say nothing of its own.
@@ -662,7 +678,10 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// took, and as much as nine in ten of the poll's requests came early, at least a few
     /// milliseconds. Must be called with `condition` held.
     private var aheadLead: Double {
-        (counters.aheadEncodeAllowance ?? 0.01) + max(Self.aheadMargin, counters.pollEarlinessAllowance ?? 0)
+        if let leadKnown { return leadKnown }
+        let lead = (counters.aheadEncodeAllowance ?? 0.01) + max(Self.aheadMargin, counters.pollEarlinessAllowance ?? 0)
+        leadKnown = lead
+        return lead
     }
 
     /// How much earlier than needed a JPEG ahead of a poll is made, for the request's jitter,

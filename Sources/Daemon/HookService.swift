@@ -39,7 +39,7 @@ public final class HookService: Service, Sendable {
 
     public func run() async throws {
         let subscription = events.subscribe()
-        try await withGracefulShutdownHandler {
+        await withGracefulShutdownHandler {
             while let item = await subscription.next() {
                 guard case .event(let event) = item else { continue }
                 if case .dropped(let info) = event.payload {

@@ -12,8 +12,9 @@ import NIOHTTPTypesHTTP1
 enum ListenerWork: Sendable {
     /// A connection handed to Hummingbird, for a task of its own.
     case connection(HTTP1Channel.Value)
-    /// A snapshot poll the router answers (it waits for a frame or an encode); the answer,
-    /// a single buffer, goes to `answer` and the connection stays with its handler.
+    /// A snapshot poll the router answers (it waits for a frame or an encode the loop cannot
+    /// wait for, or whose wait there ended without a JPEG); the answer, a single buffer, goes
+    /// to `answer` and the connection stays with its handler.
     case route(HTTPRequest, any Channel, EventLoopPromise<(HTTPResponse, ByteBuffer)>)
 }
 
@@ -103,6 +104,8 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
     /// if the connection goes first.
     private var snapshotWait: CaptureSession.SnapshotWait?
     private var waitLimit: Scheduled<Void>?
+    /// `waitForSnapshot` is registering for the wait's end.
+    private var starting = false
     /// The client closed its side (`ChannelEvent.inputClosed`): once every request it sent is
     /// answered, the connection closes.
     private var inputClosed = false
@@ -197,17 +200,13 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
         return answers.answer(request, overTCP: overTCP)
     }
 
-    /// How long a poll waits on the loop for its JPEG before the router has it: longer than an
-    /// encode takes even in the emulated VM (the router then waits as long as it waits for any
-    /// snapshot, and answers a camera that sends nothing with its error).
-    static let loopWaitLimit = TimeAmount.seconds(2)
-
     /// Has a poll wait here for its JPEG, answered once it is made, without the router's task
     /// and its turns of the camera's actor (issue 16: a poll that comes while its JPEG made
     /// ahead is still being encoded, and a new poll's first requests). The router answers it
     /// when the loop cannot wait, and when the wait ends without a JPEG (the camera stopped
-    /// or was lost, its settings changed, `loopWaitLimit`); the poll is then counted twice in
-    /// the learning of its period, which such an end restarts anyway.
+    /// or was lost, its settings changed, `SnapshotWait.patience`); the poll is then counted
+    /// again in the learning of its period, a second request that, coming between two of the
+    /// poll's, is taken for another client's.
     private func waitForSnapshot(_ wait: ReadySnapshots.Wait, close: Bool, _ context: ChannelHandlerContext) {
         let made = context.eventLoop.makePromise(of: RenderedSnapshot?.self)
         switch wait.start({ made.succeed($0) }) {
@@ -220,12 +219,17 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
         case .waiting(let pending):
             snapshotWait = pending
             holdReading(close: close, context)
-            waitLimit = context.eventLoop.scheduleTask(in: Self.loopWaitLimit) { pending.cancel() }
+            waitLimit = context.eventLoop.scheduleTask(in: TimeAmount(pending.patience)) { pending.cancel() }
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            starting = true
             made.futureResult.whenSuccess { shot in
                 let (handler, context) = loopBound.value
-                handler.made(shot, wait.request, context)
+                // A JPEG delivered before this was registered calls back at once, inside the read
+                // of this request (perhaps one `answered` passes on): answered after that read.
+                guard handler.starting else { return handler.made(shot, wait.request, context) }
+                context.eventLoop.execute { handler.made(shot, wait.request, context) }
             }
+            starting = false
         }
     }
 
@@ -346,8 +350,8 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
     }
 
     /// Closes the connection `idleTimeout` after it was last active, if it has not been since,
-    /// as `HTTPConnectionStateHandler` does: a request half sent is idle too, a poll the router
-    /// is answering is not (it is looked at again once answered). One check is pending at a time;
+    /// as `HTTPConnectionStateHandler` does: a request half sent is idle too, a poll that waits
+    /// for its answer is not (it is looked at again once answered). One check is pending at a time;
     /// one that finds the connection active since looks again `idleTimeout` after that.
     private func checkIdle(_ context: ChannelHandlerContext) {
         guard idleCheck == nil else { return }

@@ -124,6 +124,21 @@ import Glibc
         }
     }
 
+    /// Clients that go while their poll waits on the loop for its JPEG: each wait is ended
+    /// with its connection (a debug camd stops at a promise left unfulfilled), and camd goes
+    /// on answering, on the loop and the router.
+    @Test func aClientThatGoesWhileItsPollWaitsLeavesNothingBehind() async throws {
+        try await Self.withDaemon { daemon in
+            for _ in 0..<5 {
+                let connection = try TestConnection(.unix(daemon.path))
+                try connection.send("GET /v1/cameras/cam/snapshot?max_age_ms=0 HTTP/1.1\r\nHost: camd\r\n\r\n")
+            }  // each closed as it goes out of scope, before its frame (10 a second) is encoded
+            let poll = try Self.get(.unix(daemon.path), "/v1/cameras/cam/snapshot?max_age_ms=0")
+            #expect(poll.status == 200 && poll.body.suffix(2) == [0xFF, 0xD9])
+            #expect(try Self.get(.unix(daemon.path), "/v1/status").status == 200)
+        }
+    }
+
     /// A camera whose image settings change the frame (here turned upside down): the loop
     /// can neither answer its polls nor wait for them, so the router answers each in a task,
     /// the connection staying with the loop, which answers nothing itself.
