@@ -44,10 +44,6 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     private var encodeAheadAt: Double?
     /// The poll's due time `encodeAheadAt` was set for, so it is armed once per due time.
     private var armedDue: Double?
-    /// `aheadLead` as worked out from the times it comes from, until one of them changes (an
-    /// encode, a request of the poll): a poll answered on the loop asks for it twice, for its
-    /// age and for the next JPEG ahead, and each time is three percentiles of up to 20 times.
-    private var leadKnown: Double?
     /// `encodeAheadAt` was set since the last frame came: that frame wakes the encoders, so
     /// one waiting without a deadline gets it (`wakeEncoders(forFrame:)`).
     private var armedUnseen = false
@@ -409,7 +405,6 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
             return
         }
         counters.framesEncoded += 1
-        leadKnown = nil
         counters.encodeSeconds.append(encoded.encodeSeconds)
         counters.encodeHistogram.record(encoded.encodeSeconds)
         if counters.encodeSeconds.count > 256 { counters.encodeSeconds.removeFirst(128) }
@@ -646,7 +641,6 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     private func anticipateNextPoll(after now: Double) {
         let learned = cadence.learned, wasDue = cadence.nextDue
         cadence.record(now)
-        if cadence.learned != learned || cadence.nextDue != wasDue { leadKnown = nil }
         if cadence.learned != learned {
             // A poll learned: the encodes made for the one before it, and when its requests came,
             // say nothing of its own.
@@ -678,10 +672,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// took, and as much as nine in ten of the poll's requests came early, at least a few
     /// milliseconds. Must be called with `condition` held.
     private var aheadLead: Double {
-        if let leadKnown { return leadKnown }
-        let lead = (counters.aheadEncodeAllowance ?? 0.01) + max(Self.aheadMargin, counters.pollEarlinessAllowance ?? 0)
-        leadKnown = lead
-        return lead
+        (counters.aheadEncodeAllowance ?? 0.01) + max(Self.aheadMargin, counters.pollEarlinessAllowance ?? 0)
     }
 
     /// How much earlier than needed a JPEG ahead of a poll is made, for the request's jitter,

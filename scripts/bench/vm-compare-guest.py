@@ -70,10 +70,11 @@ def load_vivid():
 
 # ---------------------------------------------------------------- camd
 
-def vivid_camd(args, name, camera_extra=""):
+def vivid_camd(args, name, camera_extra="", binary=None):
     """A camd of our own on vivid (camdclient's scratch config with vivid for testsrc),
-    in the guest's /run/bench/NAME; `camera_extra` goes at the end of its [[camera]]."""
-    camd = Camd(binary=args.camd, workdir=f"{WORK}/{name}", size=SIZE, fps=FPS, camera_id="vivid", log_level="warning")
+    in the guest's /run/bench/NAME; `camera_extra` goes at the end of its [[camera]]. The
+    binary is --camd's unless `binary` says."""
+    camd = Camd(binary=binary or args.camd, workdir=f"{WORK}/{name}", size=SIZE, fps=FPS, camera_id="vivid", log_level="warning")
     with open(camd.config, "w") as f:
         f.write(f'[daemon]\nsocket = "{camd.sock}"\nsocket_group = ""\nphoto_folder = "{camd.photos}"\n'
                 f'log_level = "warning"\n\n[[camera]]\nid = "vivid"\ndevice = "{DEV}"\nformat = "{FORMAT}"\n'
@@ -561,33 +562,17 @@ def poll_phase(args):
     """camd as it ships against µStreamer, each polled every 0.5 s and every 2 s; with
     --poll-rounds R, camd then µStreamer R times over, each started afresh, and the figures of
     all rounds' requests together. camd's status.snapshots counters are those of each period
-    alone, summed over the rounds."""
-    runs = {"camd": {period: [] for period, _ in POLL_PERIODS}, "ustreamer": {period: [] for period, _ in POLL_PERIODS}}
-    statuses = {period: [] for period, _ in POLL_PERIODS}
-    out = {"camd": {}, "ustreamer": {}, "rounds": args.poll_rounds}
+    alone, summed over the rounds. With --camd-before, that build of camd is polled the same
+    way in each round too, next to camd (before it in odd rounds, after it in even ones, so the
+    VM's drift over a round falls on both alike): the two builds compared in one VM run."""
+    builds = [("camd", args.camd)] + ([("before", args.camd_before)] if args.camd_before else [])
+    runs = {who: {period: [] for period, _ in POLL_PERIODS} for who in [name for name, _ in builds] + ["ustreamer"]}
+    statuses = {who: {period: [] for period, _ in POLL_PERIODS} for who, _ in builds}
+    out = {who: {} for who in runs}
+    out["rounds"] = args.poll_rounds
     for round_index in range(args.poll_rounds):
-        camd = vivid_camd(args, f"poll{round_index}")
-        reset_fps()
-        camd.start(timeout=120)
-        try:
-            time.sleep(3)
-            before = {}
-            for period, count in POLL_PERIODS:
-                result = poll_client(camd.sock, "/v1/cameras/vivid/snapshot", period, count * args.poll_scale, camd.pid, camd_age,
-                                     args.idle)
-                runs["camd"][period] += result["runs"]
-                cam = camera_status(camd.sock, "vivid")
-                snapshots = cam.get("snapshots") or {}
-                # This period's own counts; the mean encode time is, with the answer time, the floor of a frame's age.
-                status = dict(snapshots, **{k: snapshots.get(k, 0) - before.get(k, 0) for k in SNAPSHOT_COUNTERS},
-                              encode_ms=cam.get("encode_milliseconds"), frames_copied=cam.get("frames_copied"))
-                before = snapshots
-                statuses[period].append(status)
-                log(f"camd polled every {period} s (round {round_index + 1}): p50 {result['p50']:.1f} ms, {status}")
-            out["camd"]["hwm_kib"] = max(out["camd"].get("hwm_kib", 0), vm_hwm_kib(camd.pid))
-            out["camd"]["memory"] = memory(camd.pid)
-        finally:
-            camd.stop()
+        for who, binary in (builds if round_index % 2 else builds[::-1]):
+            poll_camd(args, who, binary, round_index, runs[who], statuses[who], out[who])
 
         def polled(proc, _):
             for period, count in POLL_PERIODS:
@@ -602,10 +587,37 @@ def poll_phase(args):
         for period, _ in POLL_PERIODS:
             out[who][period] = poll_figures(period, runs[who][period])
             out[who][period]["runs"] = runs[who][period]
-    for period, _ in POLL_PERIODS:
-        last = statuses[period][-1]
-        out["camd"][period]["status"] = dict(last, **{k: sum(s.get(k, 0) for s in statuses[period]) for k in SNAPSHOT_COUNTERS})
+    for who, _ in builds:
+        for period, _ in POLL_PERIODS:
+            last = statuses[who][period][-1]
+            out[who][period]["status"] = dict(last, **{k: sum(s.get(k, 0) for s in statuses[who][period]) for k in SNAPSHOT_COUNTERS})
     return out
+
+
+def poll_camd(args, who, binary, round_index, runs, statuses, out):
+    """One round of polls of a camd build (`who`: "camd" or "before"), started afresh."""
+    camd = vivid_camd(args, f"poll-{who}{round_index}", binary=binary)
+    reset_fps()
+    camd.start(timeout=120)
+    try:
+        time.sleep(3)
+        before = {}
+        for period, count in POLL_PERIODS:
+            result = poll_client(camd.sock, "/v1/cameras/vivid/snapshot", period, count * args.poll_scale, camd.pid, camd_age,
+                                 args.idle)
+            runs[period] += result["runs"]
+            cam = camera_status(camd.sock, "vivid")
+            snapshots = cam.get("snapshots") or {}
+            # This period's own counts; the mean encode time is, with the answer time, the floor of a frame's age.
+            status = dict(snapshots, **{k: snapshots.get(k, 0) - before.get(k, 0) for k in SNAPSHOT_COUNTERS},
+                          encode_ms=cam.get("encode_milliseconds"), frames_copied=cam.get("frames_copied"))
+            before = snapshots
+            statuses[period].append(status)
+            log(f"{who} polled every {period} s (round {round_index + 1}): p50 {result['p50']:.1f} ms, {status}")
+        out["hwm_kib"] = max(out.get("hwm_kib", 0), vm_hwm_kib(camd.pid))
+        out["memory"] = memory(camd.pid)
+    finally:
+        camd.stop()
 
 
 FAULT_AROUND = "/sys/kernel/debug/fault_around_bytes"
@@ -684,6 +696,8 @@ def main():
                     help="polls that many times as many requests (40 every 0.5 s and 15 every 2 s at 1)")
     ap.add_argument("--poll-rounds", type=int, default=1,
                     help="polls camd then µStreamer that many times over, each started afresh")
+    ap.add_argument("--camd-before", default=None,
+                    help="with --poll-only: another camd build polled in each round too, compared with --camd's")
     ap.add_argument("--pages-only", action="store_true", help="only the pages of camd's binary its work touches")
     args = ap.parse_args()
     os.makedirs(WORK, exist_ok=True)
@@ -695,7 +709,7 @@ def main():
         if not load_vivid():
             raise RuntimeError("vivid did not create /dev/video0")
         log(f"vivid loaded; {res['guest']}")
-        for b in (args.camd, args.camctl):  # the first start of a Swift binary loads its runtime over 9p: do it untimed
+        for b in filter(None, (args.camd, args.camctl, args.camd_before)):  # the first start of a Swift binary loads its runtime over 9p: do it untimed
             run([b, "--help"], timeout=120)
         if args.record_only:
             res["record"] = record_phase(args)
@@ -829,6 +843,24 @@ def report(res):
                 lines.append(f"{f'every {period:g} s: answer time p50 by round, camd/µS':<50} "
                              + " ".join(f"{x / y:.2f}" for x, y in zip(a["round_p50"], b["round_p50"])))
             lines.append(f"  camd status.snapshots in it: {a.get('status')}")
+        old = poll.get("before")
+        if old and all(period in old for period, _ in POLL_PERIODS):
+            lines += ["", "camd against the build before it (--camd-before), polled in the same rounds",
+                      f"{'':<50} {'camd':>10} {'before':>10} {'ratio':>8}"]
+            for period, _ in POLL_PERIODS:
+                a, b = c[period], old[period]
+                for label, key in (("answer time p50, ms", "p50"), ("answer time p50 from the 6th poll, ms", "p50_settled"),
+                                   ("answer time p99, ms", "p99"), ("frame age at answer p50, ms", "age_p50"),
+                                   ("CPU ms per request", "cpu_per_request_ms")):
+                    ratio = a[key] / b[key] if b[key] else float("nan")
+                    lines.append(f"{f'every {period:g} s: ' + label:<50} {a[key]:>10.1f} {b[key]:>10.1f} {ratio:>8.2f}")
+                lines.append(f"{f'every {period:g} s: answer time p50 by round, camd/before':<50} "
+                             + " ".join(f"{x / y:.2f}" for x, y in zip(a["round_p50"], b["round_p50"])))
+                lines.append(f"{f'every {period:g} s: answer time p50 by round, before/µS':<50} "
+                             + " ".join(f"{x / y:.2f}" for x, y in zip(b["round_p50"], u[period]["round_p50"])))
+                lines.append(f"  before's status.snapshots in it: {b.get('status')}")
+            if "hwm_kib" in old:
+                lines.append(f"{'peak RSS (VmHWM), MiB':<50} {c['hwm_kib'] / 1024:>10.1f} {old['hwm_kib'] / 1024:>10.1f}")
         if "hwm_kib" in c and "hwm_kib" in u:
             lines.append(f"{'peak RSS (VmHWM), MiB':<40} {c['hwm_kib'] / 1024:>10.1f} {u['hwm_kib'] / 1024:>10.1f} "
                          f"{c['hwm_kib'] / u['hwm_kib']:>8.2f}")
