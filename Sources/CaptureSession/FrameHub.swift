@@ -158,8 +158,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         }
 
         /// How much earlier than its due time a request of the poll followed is taken to come:
-        /// nine in ten of its recent ones came no earlier (of fewer than ten, all but the
-        /// earliest). Nil before the third.
+        /// nine in ten of its recent ones came no earlier. Nil before the tenth.
         var pollEarlinessAllowance: Double? { pollEarliness.allowance }
 
         /// The nearest-rank 90th percentile (of two, the slower); nil for none.
@@ -170,17 +169,13 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         }
 
         /// Times of the poll followed since it was learned, the last `kept`, which set the lead
-        /// from the `counted`-th on. Of fewer than ten, the 90th percentile is the slowest, and
-        /// one slow first time could give a lead as long as the period, so no JPEG would be made
-        /// ahead until it aged out: the slowest is left out, and the next taken (of ten, that is
-        /// the 90th percentile). From the third rather than the tenth: in the emulated VM a
-        /// poll every 2 s after one every 0.5 s had its JPEGs made ahead late for its first ten
-        /// polls, the encodes of the faster poll giving a lead too short for its own (five of a
-        /// round's 27 waited for their encode).
+        /// from the `counted`-th on: of fewer, the 90th percentile is the slowest, and one slow
+        /// first time could give a lead as long as the period, so no JPEG would be made ahead
+        /// until it aged out.
         struct PollSamples: Sendable {
             private(set) var times: [Double]
             static let kept = 20
-            static let counted = 3
+            static let counted = 10
 
             init(_ times: [Double] = []) {
                 self.times = Array(times.suffix(Self.kept))
@@ -193,13 +188,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
             mutating func removeAll() { times.removeAll() }
 
-            /// What nine in ten of them did not exceed, and of fewer than ten what all but the
-            /// slowest did not; nil before the `counted`-th.
-            var allowance: Double? {
-                guard times.count >= Self.counted else { return nil }
-                guard times.count < 10 else { return Counters.ninetiethPercentile(times) }
-                return times.sorted()[times.count - 2]
-            }
+            /// What nine in ten of them did not exceed; nil before the `counted`-th.
+            var allowance: Double? { times.count >= Self.counted ? Counters.ninetiethPercentile(times) : nil }
         }
     }
 
