@@ -16,10 +16,10 @@ import Glibc
 ///
 /// Hummingbird's own server cannot adopt an inherited socket, so this runs
 /// Hummingbird's HTTP/1 channel on NIO listeners it sets up itself. A connection starts
-/// as NIO's HTTP/1 pipeline alone: snapshot polls that a ready JPEG answers are answered
-/// there, on the event loop, and polls that wait for a frame by the router in a task
-/// (`ReadySnapshotHandler`); the connection becomes Hummingbird's, with a task of its own,
-/// at its first other request (issue 16).
+/// as NIO's HTTP/1 pipeline alone: snapshot polls are answered there, on the event loop, from
+/// a ready JPEG or once their JPEG is made, and those the loop cannot wait for by the router in
+/// a task (`ReadySnapshotHandler`); the connection becomes Hummingbird's, with a task of its
+/// own, at its first other request (issue 16).
 public struct HTTPListener: Service {
     public enum Endpoint: Sendable, CustomStringConvertible {
         /// A listening socket passed by systemd (LISTEN_FDS).
@@ -72,9 +72,9 @@ public struct HTTPListener: Service {
             let response = await Self.respond(to: request, on: channel, responder, logger)
             try await writer.write(response: response.head, body: response.body)
         })
-        // A connection gets a task only when a request needs the router: snapshot polls that a
-        // ready JPEG answers are answered on the event loop, and those that wait for a frame by
-        // the router in a task of their own (`ReadySnapshotHandler`).
+        // A connection gets a task only when a request needs the router: snapshot polls are
+        // answered on the event loop, and those the loop cannot wait for by the router in a task
+        // of their own (`ReadySnapshotHandler`).
         let (work, submit) = AsyncStream.makeStream(of: ListenerWork.self)
         let connections = ConnectionSetup(decoderLimits: Self.headerLimits, idleTimeout: idleTimeout, answers: readySnapshots,
                                           logger: logger) { item in
