@@ -776,8 +776,8 @@ public actor CaptureSession {
 
     /// How long until the camera has been idle for `idleStopSeconds`, zero once it has. A
     /// second while it is in use (a stream client, a recording, a snapshot still waiting for a
-    /// slow start or its frame, here or on the listener's event loop), or while it is not a camera a request started: use is looked
-    /// at again then, and counts until then.
+    /// slow start or its frame, here or on the listener's event loop), or while it is not a
+    /// camera a request started: use is looked at again then, and counts until then.
     private func untilIdleLongEnough() -> Duration {
         guard startedOnDemand, worker != nil else { return .seconds(1) }
         if hub.subscriberCount > 0 || snapshotsInProgress > 0 || hub.waiterCount > 0 || video.snapshot.consumers > 0 {

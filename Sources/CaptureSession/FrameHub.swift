@@ -566,7 +566,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     func readyFrame(maxAge: Double?, interval: Double?, now: Double = FrameHub.monotonicNow()) -> EncodedFrame? {
         condition.lock()
         defer { condition.unlock() }
-        let age = maxAge ?? defaultSnapshotAgeLocked(interval: frameIntervalLocked(configured: interval))
+        let age = snapshotAgeLocked(maxAge: maxAge, interval: interval)
         guard !closed, let encoded = readyEncoded(notBefore: now - age) else { return nil }
         lastPlainDemand = now
         anticipateNextPoll(after: now)
@@ -586,15 +586,19 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
                       resume: @escaping @Sendable (Result<EncodedFrame, any Error>) -> Void) -> Freshness {
         condition.lock()
         defer { condition.unlock() }
-        let age = maxAge ?? defaultSnapshotAgeLocked(interval: frameIntervalLocked(configured: interval))
+        let age = snapshotAgeLocked(maxAge: maxAge, interval: interval)
         let fresh = freshFrameLocked(notBefore: now - age, poll: true, now: now)
         if case .ready = fresh { counters.snapshotsOnLoop += 1 }
         guard case .wait(let id) = fresh else { return fresh }
-        unadded[id] = nil
-        waiters[id] = Waiter(notBefore: now - age, resume: resume)
-        lastDemand = now
-        condition.broadcast()  // the encoder now has demand
+        unadded[id] = nil  // added under the same lock: nothing can have ended it
+        insertWaiter(id, Waiter(notBefore: now - age, resume: resume), now: now)
         return fresh
+    }
+
+    /// How old a poll's frame may be: `maxAge`, else the default for a frame `interval` apart
+    /// (nil: the measured rate's). Must be called with `condition` held.
+    private func snapshotAgeLocked(maxAge: Double?, interval: Double?) -> Double {
+        maxAge ?? defaultSnapshotAgeLocked(interval: frameIntervalLocked(configured: interval))
     }
 
     /// Counts a poll given its JPEG on the listener's event loop after a wait (`waitForFrame`).
@@ -716,10 +720,15 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
             condition.unlock()
             return waiter.resume(.failure(ended))
         }
-        waiters[id] = waiter
-        lastDemand = Self.monotonicNow()
-        condition.broadcast()  // the encoder now has demand
+        insertWaiter(id, waiter, now: Self.monotonicNow())
         condition.unlock()
+    }
+
+    /// Adds a waiter and wakes the encoders, which now have demand. Must be called with `condition` held.
+    private func insertWaiter(_ id: UInt64, _ waiter: Waiter, now: Double) {
+        waiters[id] = waiter
+        lastDemand = now
+        condition.broadcast()
     }
 
     func cancelWaiter(_ id: UInt64, with error: any Error) {

@@ -17,9 +17,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 import camdclient  # noqa: E402
-from camdclient import Camd, call, camera_status  # noqa: E402
-
-COUNTERS = ("answered_on_event_loop", "waited_on_event_loop", "answered_ready", "made_ahead", "made_ahead_unused")
+from camdclient import SNAPSHOT_COUNTERS, Camd, call, camera_status  # noqa: E402
 
 
 def main():
@@ -43,7 +41,7 @@ def main():
                 code, _, _ = call(camd.sock, "GET", path)
                 took = (time.monotonic() - asked) * 1000
                 snapshots = camera_status(camd.sock, camd.camera)["snapshots"]
-                delta = {k: snapshots.get(k, 0) - before.get(k, 0) for k in COUNTERS}
+                delta = {k: snapshots.get(k, 0) - before.get(k, 0) for k in SNAPSHOT_COUNTERS}
                 before = snapshots
                 how = ("ready" if delta["answered_on_event_loop"] else "waited" if delta["waited_on_event_loop"]
                        else "router" if code == 200 else f"HTTP {code}")

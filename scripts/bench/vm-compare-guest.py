@@ -26,7 +26,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import daemon as bench  # noqa: E402  (scripts/bench/daemon.py: CPU, percentiles, stream phase)
 import camdclient  # noqa: E402
-from camdclient import Camd, MultipartStream, call, camera_status  # noqa: E402
+from camdclient import SNAPSHOT_COUNTERS, Camd, MultipartStream, call, camera_status  # noqa: E402
 from livestream import LiveMP4Stream, request as live_request  # noqa: E402
 
 DEV = "/dev/video0"
@@ -553,9 +553,6 @@ def memory(pid):
     status["anon_top"] = [(r["anon"], r["kib"], os.path.basename(r["name"]))
                           for r in sorted(regions, key=lambda r: -r["anon"])[:10] if r["anon"]]
     return status
-
-
-SNAPSHOT_COUNTERS = ("answered_on_event_loop", "waited_on_event_loop", "answered_ready", "made_ahead", "made_ahead_unused")
 
 
 def poll_phase(args):

@@ -154,6 +154,10 @@ def status(target, timeout=10):
     return json.loads(data)
 
 
+# The counters of a camera's status.snapshots, each a total since camd started.
+SNAPSHOT_COUNTERS = ("answered_on_event_loop", "waited_on_event_loop", "answered_ready", "made_ahead", "made_ahead_unused")
+
+
 def camera_status(target, camera, timeout=10):
     """One camera's entry in /v1/status."""
     for cam in status(target, timeout)["cameras"]:
