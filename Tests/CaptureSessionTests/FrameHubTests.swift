@@ -1,3 +1,4 @@
+import CamdTestSupport
 import Foundation
 import Synchronization
 @testable import CaptureSession
@@ -107,10 +108,11 @@ import VideoCore
         try await Task.sleep(for: .milliseconds(50))
         hub.publish(frame(1, at: 5))
         #expect(try await waiter.value.sequence == 1)
-        let encoder = Task.detached { hub.nextFrameToEncode(epoch: epoch)?.1 }
+        // It waits: on a thread of its own, not one of the cooperative pool's two.
+        let encoder = Task { try await onOwnThread { hub.nextFrameToEncode(epoch: epoch)?.1 } }
         try await Task.sleep(for: .milliseconds(200))
         hub.close()  // the encoder, if it was rightly waiting, is released with nothing
-        #expect(await encoder.value == nil, "the encoder was offered a frame nobody wanted as JPEG")
+        #expect(try await encoder.value == nil, "the encoder was offered a frame nobody wanted as JPEG")
     }
 
     /// A frame nobody will encode (pixels kept in the warm seconds after a snapshot, with no

@@ -111,7 +111,7 @@ struct RunningDaemon {
     var pid: Int32 { process.processIdentifier }
 
     /// `daemonLines` go under [daemon] as they are (tcp_hosts, tcp_token...).
-    init(tcp: Bool, shutdownTimeout: Double = 5, daemonLines: String = "", cameraLines: String = "") throws {
+    init(tcp: Bool, shutdownTimeout: Double = 5, fps: Int = 10, daemonLines: String = "", cameraLines: String = "") throws {
         folder = NSTemporaryDirectory() + "camd-stop-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         socketPath = folder + "/camd.sock"
@@ -132,7 +132,7 @@ struct RunningDaemon {
             id = "cam"
             device = "testsrc"
             size = "320x240"
-            fps = 10
+            fps = \(fps)
 
             """
         config += cameraLines

@@ -1,3 +1,4 @@
+import CamdTestSupport
 @testable import ControlAPI
 @testable import Daemon
 import Foundation
@@ -215,10 +216,10 @@ private final class RawUnixClient: Sendable {
     }
 }
 
-/// Runs blocking work (socket reads, child processes) on a Dispatch thread, so it never holds
-/// one of the few threads of Swift's cooperative pool that every parallel test shares.
+/// Runs blocking work (socket reads, child processes) on a thread of its own, so it never holds
+/// one of the few threads of Swift's cooperative pool that every parallel test shares. Not on
+/// `DispatchQueue.global()`: on Linux its threads are that pool's (a test blocked there was
+/// seen running Swift jobs on the same thread), two on 2 cores.
 func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
-    }
+    try await onOwnThread(work)
 }

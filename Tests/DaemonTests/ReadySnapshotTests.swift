@@ -139,6 +139,29 @@ import Glibc
         }
     }
 
+    /// A poll that waits on the loop for its JPEG when camd gets SIGTERM is answered before its
+    /// connection closes: the cameras stop before the listener, which ends the wait, and the
+    /// router answers that the camera is stopping.
+    @Test func aPollWaitingOnTheLoopWhenCamdStopsIsAnswered() async throws {
+        // One frame a second: the poll waits about that long for its own.
+        let daemon = try RunningDaemon(tcp: false, fps: 1)
+        defer { daemon.cleanUp() }
+        try await daemon.waitUntilServing()
+        let path = daemon.socketPath, pid = daemon.pid
+        let answer = try await onOwnThread { () throws -> Answer in
+            // The router's answer comes just after a frame is taken: the next is a second away.
+            #expect(try Self.get(.unix(path), Self.routedPoll).status == 200)
+            let connection = try TestConnection(.unix(path))
+            try connection.send("GET /v1/cameras/cam/snapshot?max_age_ms=0 HTTP/1.1\r\nHost: camd\r\n\r\n")
+            usleep(200_000)
+            kill(pid, SIGTERM)
+            return try AnswerReader(connection).next()
+        }
+        let body = String(decoding: answer.body, as: UTF8.self)
+        #expect(answer.status == 503 && body.contains("\"stopping\""), "\(answer.status) \(body)")
+        #expect(try await daemon.waitForExit(limit: 20) == 0, "\(daemon.log().suffix(1500))")
+    }
+
     /// A camera whose image settings change the frame (here turned upside down): the loop
     /// can neither answer its polls nor wait for them, so the router answers each in a task,
     /// the connection staying with the loop, which answers nothing itself.
