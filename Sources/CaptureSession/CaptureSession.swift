@@ -442,17 +442,27 @@ public actor CaptureSession {
     }
 
     /// FFmpeg's libraries, loaded by the first request for video (camd does not map them before:
-    /// issue 16); a machine without them refuses it at once, saying what to install.
-    private static func videoLibraries() throws(SessionError) {
-        do throws(VideoError) { try FFmpegLibraries.load() } catch { throw .unavailable(error.description) }
+    /// issue 16); a machine without them refuses it at once, saying what to install. Loaded on
+    /// `BlockingIO`: mapping them and the libraries they need (over a hundred) may take seconds
+    /// from a cold SD card, which on the actor held this camera's turn and a thread of Swift's tasks.
+    private static func videoLibraries() async throws(SessionError) {
+        if videoLibrariesLoaded.load(ordering: .acquiring) { return }
+        let failure = await BlockingIO.run { () -> String? in
+            do throws(VideoError) { try FFmpegLibraries.load() } catch { return error.description }
+            return nil
+        }
+        if let failure { throw .unavailable(failure) }
+        videoLibrariesLoaded.store(true, ordering: .releasing)
     }
+
+    private static let videoLibrariesLoaded = Atomic(false)
 
     /// Adds a consumer of the camera's H.264 (a recording, an RTSP client); the camera is
     /// started for it if it is not running, and kept running while the consumer stays. Its
     /// stream begins at a keyframe asked for now. Returns the id to remove it with.
     public func addVideoConsumer(_ consumer: any VideoConsumer) async throws(SessionError) -> UInt64 {
         lastUse = .now
-        try Self.videoLibraries()
+        try await Self.videoLibraries()
         try await ensureRunning()
         video.setFrameRate(configuration?.interval?.fps ?? settings.fps)
         return video.add(consumer)
@@ -463,7 +473,7 @@ public actor CaptureSession {
     /// asked for now.
     public func liveVideo() async throws(SessionError) -> LiveVideoClient {
         lastUse = .now
-        try Self.videoLibraries()
+        try await Self.videoLibraries()
         try await ensureRunning()
         video.setFrameRate(configuration?.interval?.fps ?? settings.fps)
         return live.join()

@@ -90,10 +90,13 @@ extension PhotoOutput {
         }
         var recovered: [PhotoRecord] = []
         for movie in found {
-            // A kill between the writes of one fragment leaves part of it: cut back to the last whole one.
-            let whole = MP4Boxes.wholeLength(ofFileAt: movie.path)
-            _ = truncate(movie.path, off_t(whole))
-            let start = (try? VideoFile(path: movie.path).info.duration).map { movie.time - $0 } ?? movie.time
+            // A kill between the writes of one fragment leaves part of it: cut back to the last
+            // whole one. Read, cut and probed off the actor: an hour's file is thousands of reads.
+            let start = await writer.run { () -> Double in
+                let whole = MP4Boxes.wholeLength(ofFileAt: movie.path)
+                _ = truncate(movie.path, off_t(whole))
+                return (try? VideoFile(path: movie.path).info.duration).map { movie.time - $0 } ?? movie.time
+            }
             if let record = try? await adoptVideo(at: movie.path, camera: movie.camera, name: movie.name, captureTime: start) {
                 recovered.append(record)
             }
