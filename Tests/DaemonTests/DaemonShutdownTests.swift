@@ -165,7 +165,7 @@ struct RunningDaemon {
     }
 
     /// Runs camctl with `arguments` to the end: its exit status and what it wrote to stderr.
-    /// Blocks: call it off the cooperative pool (`offThePool`).
+    /// Blocks: call it off the cooperative pool (`onOwnThread`).
     static func camctl(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
         let process = Process()
         process.executableURL = try executable("camctl")

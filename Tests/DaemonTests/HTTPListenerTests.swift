@@ -176,7 +176,7 @@ private final class RawUnixClient: Sendable {
     /// Sends a request and reads one response with a Content-Length body.
     func request(_ text: String) async throws -> String {
         try send(text)
-        return try await offThePool { self.readResponse() }
+        return try await onOwnThread { self.readResponse() }
     }
 
     private func readResponse() -> String {
@@ -201,7 +201,7 @@ private final class RawUnixClient: Sendable {
 
     /// True when the server closes the connection within `limit` seconds.
     func waitForClose(limit: Double) async throws -> Bool {
-        try await offThePool { self.readUntilClosed(limit: limit) }
+        try await onOwnThread { self.readUntilClosed(limit: limit) }
     }
 
     private func readUntilClosed(limit: Double) -> Bool {
@@ -214,12 +214,4 @@ private final class RawUnixClient: Sendable {
         }
         return false
     }
-}
-
-/// Runs blocking work (socket reads, child processes) on a thread of its own, so it never holds
-/// one of the few threads of Swift's cooperative pool that every parallel test shares. Not on
-/// `DispatchQueue.global()`: on Linux its threads are that pool's (a test blocked there was
-/// seen running Swift jobs on the same thread), two on 2 cores.
-func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await onOwnThread(work)
 }

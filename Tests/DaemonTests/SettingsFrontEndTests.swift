@@ -1,3 +1,4 @@
+import CamdTestSupport
 import CaptureSession
 import Client
 @testable import Daemon
@@ -102,7 +103,7 @@ import Testing
         let socket = daemon.socketPath
         // Some 200 blocking requests and camctl processes: off the cooperative pool, which the
         // tests running beside this one need (a stop timed by DaemonShutdownTests waited 22 s for it).
-        try await offThePool { try Self.runCases(DaemonClient(socketPath: socket), socket) }
+        try await onOwnThread { try Self.runCases(DaemonClient(socketPath: socket), socket) }
     }
 
     static func runCases(_ client: DaemonClient, _ socket: String) throws {

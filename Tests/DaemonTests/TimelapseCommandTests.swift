@@ -44,7 +44,7 @@ import Glibc
         try Self.leavePhotos(20, in: daemon, size: FrameSize(width: 320, height: 240))
         try await daemon.waitUntilServing()
         let output = daemon.folder + "/movie.mp4"
-        let result = try await offThePool {
+        let result = try await onOwnThread {
             try RunningDaemon.camctl(["timelapse", "cam", "--socket", daemon.socketPath, "--fps", "10", "--size", "160x120",
                                            "-o", output])
         }
@@ -56,11 +56,11 @@ import Glibc
         #expect(info.size == FrameSize(width: 160, height: 120))
         #expect(abs(info.duration - 2) < 0.01, "20 frames at 10 fps: \(info.duration) s")
 
-        let refused = try await offThePool {
+        let refused = try await onOwnThread {
             try RunningDaemon.camctl(["timelapse", "cam", "--socket", daemon.socketPath, "--fps", "0", "-o", output])
         }
         #expect(refused.status == 64 && refused.stderr.contains("fps"), "\(refused.stderr)")
-        let none = try await offThePool {
+        let none = try await onOwnThread {
             try RunningDaemon.camctl(["timelapse", "cam", "--socket", daemon.socketPath, "--since", "2030-01-01T00:00:00Z", "-o", output])
         }
         #expect(none.status == 64 && none.stderr.contains("no photos"), "\(none.stderr)")
@@ -72,7 +72,7 @@ import Glibc
         try Self.leavePhotos(400, in: daemon, size: FrameSize(width: 1280, height: 720))
         try await daemon.waitUntilServing()
         let output = daemon.folder + "/movie.mp4"
-        let (status, stderr) = try await offThePool { () throws -> (Int32, String) in
+        let (status, stderr) = try await onOwnThread { () throws -> (Int32, String) in
             let process = Process()
             process.executableURL = try RunningDaemon.executable("camctl")
             process.arguments = ["timelapse", "cam", "--socket", daemon.socketPath, "-o", output]
