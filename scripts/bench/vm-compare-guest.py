@@ -682,9 +682,10 @@ def busy_vcpus():
     out of the guest kernel's idle loop, all emulated) adds milliseconds to an answer. A daemon
     that rests between polls (camd) pays that at each poll; one whose encoders keep both vCPUs
     busy (µStreamer, about 70% CPU) does not. With a spinner on each, neither vCPU halts and
-    both daemons are measured on awake vCPUs; at nice 19 a spinner gives way at once to
-    either daemon and to the client (the scheduler's wake-up preemption), and the figures
-    count each daemon's own CPU only (/proc/PID/stat)."""
+    both daemons are measured on awake vCPUs; at nice 19 a spinner gives way to either daemon
+    and to the client (the scheduler's wake-up preemption), and the figures count each
+    daemon's own CPU only (/proc/PID/stat). Not neutral to µStreamer either: polled every 2 s
+    it answered slower with the spinners in the runs so far (docs/performance.md)."""
     return [subprocess.Popen(["taskset", "-c", str(cpu), "nice", "-n", "19", "sh", "-c", "while :; do :; done"])
             for cpu in sorted(os.sched_getaffinity(0))]
 
