@@ -685,7 +685,7 @@ def busy_vcpus():
     both daemons are measured on awake vCPUs; at nice 19 a spinner gives way to either daemon
     and to the client (the scheduler's wake-up preemption), and the figures count each
     daemon's own CPU only (/proc/PID/stat). Not neutral to µStreamer either: polled every 2 s
-    it answered slower with the spinners in the runs so far (docs/performance.md)."""
+    it answered slower with the spinners in one run of two (docs/performance.md)."""
     return [subprocess.Popen(["taskset", "-c", str(cpu), "nice", "-n", "19", "sh", "-c", "while :; do :; done"])
             for cpu in sorted(os.sched_getaffinity(0))]
 
