@@ -177,7 +177,15 @@ enum FrameHeader {
     /// The fraction is taken off first, which is exact, so its microseconds are rounded as
     /// printf rounds them (a tie to even; ties happen, a frame time being a binary fraction).
     static func seconds(_ value: Double) -> String {
-        guard value.isFinite, value >= 0, value < 1e15 else { return String(value) }
+        guard let (seconds, micros) = secondsAndMicros(value) else { return String(value) }
+        let fraction = String(micros)
+        return "\(seconds)." + String(repeating: "0", count: 6 - fraction.utf8.count) + fraction
+    }
+
+    /// The whole seconds and microseconds `seconds` writes; nil for a value it writes as
+    /// `String(value)` (not finite, negative, or too large for six decimals).
+    static func secondsAndMicros(_ value: Double) -> (seconds: UInt64, micros: UInt64)? {
+        guard value.isFinite, value >= 0, value < 1e15 else { return nil }
         let whole = value.rounded(.down)
         var micros = UInt64(((value - whole) * 1_000_000).rounded(.toNearestOrEven))
         var seconds = UInt64(whole)
@@ -185,7 +193,6 @@ enum FrameHeader {
             seconds += 1
             micros -= 1_000_000
         }
-        let fraction = String(micros)
-        return "\(seconds)." + String(repeating: "0", count: 6 - fraction.utf8.count) + fraction
+        return (seconds, micros)
     }
 }

@@ -103,9 +103,11 @@ public struct HTTPListener: Service {
                 .serverChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)
                 .serverChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
+                        try channel.pipeline.syncOperations.addHandlers(quiescing.makeServerChannelHandler(channel: channel),
+                                                                        ConnectionAcceptor(connections))
                     }
                 }
+                // Where `ConnectionAcceptor` leaves a connection to the bootstrap.
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture { try connections.setUp(channel) }
                 }

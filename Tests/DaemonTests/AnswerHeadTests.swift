@@ -135,6 +135,11 @@ import VideoCore
             RenderedSnapshot(jpeg: Array(repeating: 1, count: 10), size: FrameSize(width: 9, height: 10),
                              frameSize: FrameSize(width: 10, height: 9), sequence: 1_000_000, captureTime: 1e15,
                              fromRawFrame: true),
+            // Microseconds with leading zeros, and none.
+            RenderedSnapshot(jpeg: [0xFF, 0xD8, 0xFF, 0xD9], size: FrameSize(width: 2, height: 2), frameSize: FrameSize(width: 2, height: 2),
+                             sequence: 7, captureTime: 1_764_400_000.000_012, fromRawFrame: false),
+            RenderedSnapshot(jpeg: [0xFF, 0xD8, 0xFF, 0xD9], size: FrameSize(width: 2, height: 2), frameSize: FrameSize(width: 2, height: 2),
+                             sequence: 8, captureTime: 12, fromRawFrame: false),
         ]
         for shot in shots {
             var loop = ByteBuffer()
