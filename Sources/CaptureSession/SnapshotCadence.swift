@@ -18,7 +18,12 @@ struct SnapshotCadence: Sendable {
     private(set) var times: [Double] = []
     /// The poll followed: when its last request came, the gaps between its recent ones, and
     /// how many of its requests came where it put them since it was learned.
-    private var poll: (last: Double, gaps: [Double], kept: Int)?
+    private var poll: (last: Double, gaps: [Double], kept: Int)? {
+        didSet { period = poll.map { Self.median($0.gaps) } }
+    }
+    /// The period of the poll followed: the median of its recent gaps. Kept, not worked out
+    /// each time it is asked: every snapshot request asks it two or three times.
+    private(set) var period: Double?
     /// Polls learned so far: moves each time a poll is learned, afresh or taking over, so that
     /// what is measured for the poll followed (`FrameHub`'s encodes made for it) starts anew.
     private(set) var learned = 0
@@ -94,12 +99,9 @@ struct SnapshotCadence: Sendable {
         if poll != nil { learned += 1 }
     }
 
-    /// The period of the poll followed.
-    var period: Double? {
-        poll.map { poll in
-            let sorted = poll.gaps.sorted()
-            return sorted[sorted.count / 2]
-        }
+    private static func median(_ gaps: [Double]) -> Double {
+        let sorted = gaps.sorted()
+        return sorted[sorted.count / 2]
     }
 
     /// When the poll's next request is due.

@@ -42,7 +42,7 @@ public struct AccessPolicy: Sendable {
 
     /// What a request says about where it comes from: the headers a browser sets itself
     /// and a page's script cannot.
-    public struct Provenance: Sendable {
+    public struct Provenance: Sendable, Equatable {
         public var host: String?
         public var origin: String?
         /// `Sec-Fetch-Site`: same-origin, same-site, cross-site or none (typed by the user).
@@ -184,12 +184,18 @@ struct AccessMiddleware: RouterMiddleware {
 
     /// What a request's head says about where it comes from (`AccessPolicy.checkSite`).
     static func provenance(_ head: HTTPRequest) -> AccessPolicy.Provenance {
-        let headers = head.headerFields
-        return AccessPolicy.Provenance(
-            host: head.authority, origin: headers[.origin], fetchSite: headers[HTTPField.Name("Sec-Fetch-Site")!],
-            contentType: headers[.contentType],
+        provenance(authority: head.authority, head.headerFields)
+    }
+
+    /// `provenance` of a head with this authority (its `Host`) and these fields.
+    static func provenance(authority: String?, _ headers: some RequestFields) -> AccessPolicy.Provenance {
+        AccessPolicy.Provenance(
+            host: authority, origin: headers[.origin], fetchSite: headers[fetchSite], contentType: headers[.contentType],
             hasBody: (headers[.contentLength].flatMap(Int.init) ?? 0) > 0 || headers[.transferEncoding] != nil)
     }
+
+    /// Made once: a name is checked as it is made.
+    static let fetchSite = HTTPField.Name("Sec-Fetch-Site")!
 
     /// Whether who is connected decides (SO_PEERCRED): on the Unix socket with a read-only group.
     static func needsPeer(_ policy: AccessPolicy, overTCP: Bool) -> Bool {
@@ -199,7 +205,12 @@ struct AccessMiddleware: RouterMiddleware {
     /// Who the caller of `head` is: its token or session over TCP, the peer's groups on the Unix socket.
     static func identify(_ head: HTTPRequest, overTCP: Bool, policy: AccessPolicy, sessions: SessionStore,
                          peer: PeerCredentials?) -> Result<AccessLevel, AccessPolicy.Refusal> {
-        let credentials = Credentials(head.headerFields)
+        identify(Credentials(head.headerFields), overTCP: overTCP, policy: policy, sessions: sessions, peer: peer)
+    }
+
+    /// `identify` of a request that offers these credentials.
+    static func identify(_ credentials: Credentials, overTCP: Bool, policy: AccessPolicy, sessions: SessionStore,
+                         peer: PeerCredentials?) -> Result<AccessLevel, AccessPolicy.Refusal> {
         let session = overTCP ? credentials.sessionName.flatMap(sessions.session(named:)) : nil
         return policy.identify(overTCP: overTCP, credentials: credentials, session: session, peer: peer,
                                peerGroups: peer.map { AccessPolicy.groups(ofProcess: $0.pid) } ?? [])

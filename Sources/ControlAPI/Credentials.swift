@@ -19,6 +19,10 @@ public struct Credentials: Sendable, Equatable {
     }
 
     public init(_ headers: HTTPFields) {
+        self.init(fields: headers)
+    }
+
+    public init(fields headers: some RequestFields) {
         self.init(token: headers[.authorization].flatMap(Self.token(fromAuthorization:)),
                   sessionName: Cookies(from: headers[values: .cookie])[SessionStore.cookieName]?.value)
     }

@@ -40,16 +40,21 @@ public struct ReadySnapshots: Sendable {
         case other
     }
 
-    /// What becomes of `request`.
-    public func answer(_ request: HTTPRequest, overTCP: Bool) -> Outcome {
-        guard request.method == .get, let target = request.path, let (id, query) = Self.camera(in: target),
-              let maxAge = Self.maxAge(query), let session: CaptureSession = cameras[id] else { return .other }
+    /// What becomes of a `GET` of `target` (in origin form, `/...`) with this authority (its
+    /// `Host`) and these fields; `request` is the same request in Swift HTTP Types, made only
+    /// for a poll that waits (the router may answer it then).
+    public func answer(target: String, authority: String?, fields: some RequestFields, overTCP: Bool,
+                       request: () -> HTTPRequest?) -> Outcome {
+        guard let (id, query) = Self.camera(in: target), let maxAge = Self.maxAge(query),
+              let session: CaptureSession = cameras[id] else { return .other }
         let path = Self.prefix + id + Self.suffix
-        guard case .allow = policy.checkSite(method: "GET", overTCP: overTCP, AccessMiddleware.provenance(request)),
+        let provenance = AccessMiddleware.provenance(authority: authority, fields)
+        guard case .allow = policy.checkSite(method: "GET", overTCP: overTCP, provenance),
               !AccessMiddleware.needsPeer(policy, overTCP: overTCP) else { return .other }
-        let identity = AccessMiddleware.identify(request, overTCP: overTCP, policy: policy, sessions: sessions, peer: nil)
+        let identity = AccessMiddleware.identify(Credentials(fields: fields), overTCP: overTCP, policy: policy, sessions: sessions, peer: nil)
         guard case .allow = policy.decide(method: "GET", path: path, overTCP: overTCP, identity) else { return .other }
         guard let shot = session.readySnapshot(maxAge: maxAge) else {
+            guard let request = request() else { return .other }
             return .waits(Wait(request: request, session: session, maxAge: maxAge))
         }
         return .answered(shot)

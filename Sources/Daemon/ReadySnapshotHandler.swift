@@ -195,9 +195,11 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
     /// handed over. A client that is not reading its answers is handed over.
     private func answerable(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) -> ReadySnapshots.Outcome {
         guard let answers, let overTCP, context.channel.isWritable, head.method == .GET,
-              head.uri.utf8.starts(with: ReadySnapshots.prefixBytes),
-              let request = HTTPRequest(originFormGET: head) else { return .other }
-        return answers.answer(request, overTCP: overTCP)
+              head.uri.utf8.starts(with: ReadySnapshots.prefixBytes) else { return .other }
+        return answers.answer(target: head.uri, authority: head.headers["Host"].first, fields: UnconvertedFields(headers: head.headers),
+                              overTCP: overTCP) {
+            HTTPRequest(originFormGET: head)
+        }
     }
 
     /// Has a poll wait here for its JPEG, answered once it is made, without the router's task
@@ -439,6 +441,21 @@ extension HTTPRequest {
         guard head.method == .GET, head.uri.utf8.first == UInt8(ascii: "/") else { return nil }
         self.init(method: .get, scheme: "http", authority: head.headers["Host"].first, path: head.uri,
                   headerFields: HTTPFields(head.headers, splitCookie: false))
+    }
+}
+
+/// A poll's fields read where they are, unconverted (`ReadySnapshots.answer`): as `HTTPFields`
+/// reads the fields `HTTPFields(head.headers, splitCookie: false)` makes of them.
+struct UnconvertedFields: RequestFields {
+    let headers: HTTPHeaders
+
+    subscript(_ name: HTTPField.Name) -> String? {
+        let values = headers[name.rawName]
+        return values.isEmpty ? nil : values.joined(separator: name == .cookie ? "; " : ", ")
+    }
+
+    subscript(values name: HTTPField.Name) -> [String] {
+        headers[name.rawName]
     }
 }
 

@@ -121,6 +121,27 @@ import VideoCore
         }
     }
 
+    /// A poll's fields are read unconverted (`UnconvertedFields`): the access rules take from
+    /// them what they take from the request the router would get.
+    @Test func aPollsFieldsReadAsTheRoutersRequest() throws {
+        let heads: [HTTPHeaders] = [
+            [:],
+            ["Host": "camd.local:8080", "Origin": "http://camd.local:8080", "Sec-Fetch-Site": "same-origin"],
+            ["host": "a", "origin": "http://a", "ORIGIN": "http://b", "sec-fetch-site": "cross-site", "Content-Type": "text/plain"],
+            ["Host": "a", "Content-Length": "12", "Cookie": "camd_session=abc; other=y", "Authorization": "Bearer token"],
+            ["Host": "a", "Content-Length": "0", "Transfer-Encoding": "chunked", "Cookie": "other=y", "cookie": "camd_session=x"],
+            ["Authorization": "Basic dXNlcjpzZWNyZXQ", "Cookie": "camd_session=first", "Cookie": "camd_session=second"],
+            ["Authorization": "basic OnRva2Vu", "Content-Length": "nonsense", "Bad Name": "dropped"],
+        ]
+        for headers in heads {
+            let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/v1/cameras/cam/snapshot", headers: headers)
+            let request = try HTTPRequest(head, secure: false, splitCookie: false)
+            let fields = UnconvertedFields(headers: headers)
+            #expect(AccessMiddleware.provenance(authority: headers["Host"].first, fields) == AccessMiddleware.provenance(request), "\(headers)")
+            #expect(Credentials(fields: fields) == Credentials(request.headerFields), "\(headers)")
+        }
+    }
+
     /// A poll answered on the event loop (`writeSnapshotAnswer`) is byte for byte the router's
     /// answer to it (`snapshotHeaders`, a `Content-Length`, the JPEG) as `writeAnswerHead`
     /// writes it, and as NIO's encoder writes it: the loop writes the same fields a second time.
