@@ -47,7 +47,9 @@ public struct ReadySnapshots: Sendable {
                        request: () -> HTTPRequest?) -> Outcome {
         guard let (id, query) = Self.camera(in: target), let maxAge = Self.maxAge(query),
               let session: CaptureSession = cameras[id] else { return .other }
-        let path = Self.prefix + id + Self.suffix
+        // A target as long as its path has no query: it is the path (`camera(in:)` read it as
+        // the prefix, the id and the suffix), which need not be made again.
+        let path = target.utf8.count == Self.prefixBytes.count + id.utf8.count + Self.suffixBytes.count ? target : Self.prefix + id + Self.suffix
         let provenance = AccessMiddleware.provenance(authority: authority, fields)
         guard case .allow = policy.checkSite(method: "GET", overTCP: overTCP, provenance),
               !AccessMiddleware.needsPeer(policy, overTCP: overTCP) else { return .other }
@@ -103,9 +105,12 @@ public struct ReadySnapshots: Sendable {
     /// empty query, nil for any other query (the router reads it, and answers a bad one).
     static func maxAge(_ query: Substring) -> Double?? {
         if query.isEmpty { return .some(nil) }
-        let name = "max_age_ms=".utf8
-        guard query.utf8.starts(with: name),
-              let seconds = SnapshotQuery.maxAgeSeconds(Substring(query.utf8.dropFirst(name.count))) else { return nil }
+        // On the bytes in place: `Substring.UTF8View.starts(with:)` took 1,400 instructions.
+        let named = query.utf8.withContiguousStorageIfAvailable { $0.starts(with: maxAgeName) }
+            ?? query.utf8.starts(with: maxAgeName)
+        guard named, let seconds = SnapshotQuery.maxAgeSeconds(Substring(query.utf8.dropFirst(maxAgeName.count))) else { return nil }
         return .some(seconds)
     }
+
+    static let maxAgeName = Array("max_age_ms=".utf8)
 }
