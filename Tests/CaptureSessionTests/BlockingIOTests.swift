@@ -1,4 +1,5 @@
 @testable import CaptureSession
+import CamdTestSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -51,11 +52,6 @@ import Testing
             }
         }
         #expect(most.value == 1 && done.value == 20)
-    }
-
-    private func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
     }
 }
 

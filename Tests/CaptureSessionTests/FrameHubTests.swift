@@ -30,7 +30,7 @@ import VideoCore
         let waiter = Task { try await hub.frame(notBefore: 99, timeout: .seconds(5)) }
         // Until the waiter asks, `nextFrameToEncode` would wait, holding one of the few threads
         // of the cooperative pool the waiter's task needs.
-        try await Self.waitUntil { hub.wantsPlainJPEG() }
+        try await waitUntil { hub.wantsPlainJPEG() }
         guard let (next, generation) = hub.nextFrameToEncode(epoch: second) else {
             Issue.record("the new run's frame was never offered to the encoder"); return
         }
@@ -126,7 +126,7 @@ import VideoCore
             thread.withLock { $0 = Self.threadID() }
             while let (frame, _) = hub.nextFrameToEncode(epoch: epoch) { taken.withLock { $0.append(frame.sequence) } }
         }.start()
-        try await Self.waitUntil { hub.encodersWaiting == [0] }
+        try await waitUntil { hub.encodersWaiting == [0] }
         let tid = try #require(thread.withLock { $0 })
         let before = try #require(Self.voluntarySwitches(tid))
         for sequence in UInt32(1)...40 {
@@ -138,9 +138,9 @@ import VideoCore
         #expect(taken.withLock { $0 }.isEmpty)
         // Frames a stream wants still wake it.
         let stream = hub.subscribe()
-        try await Self.waitUntil { taken.withLock { $0 } == [40] && hub.encodersWaiting == [0] }
+        try await waitUntil { taken.withLock { $0 } == [40] && hub.encodersWaiting == [0] }
         hub.publish(frame(41, at: 41))
-        try await Self.waitUntil { taken.withLock { $0 } == [40, 41] }
+        try await waitUntil { taken.withLock { $0 } == [40, 41] }
         #expect(taken.withLock { $0 } == [40, 41], "the newest frame, then the next one published, taken for the stream")
         _ = stream
         hub.close()
@@ -161,13 +161,13 @@ import VideoCore
                 hub.deliver(encoded(frame), generation: generation, epoch: epoch)
             }
         }.start()
-        try await Self.waitUntil { hub.encodersWaiting == [0] }
+        try await waitUntil { hub.encodersWaiting == [0] }
         // A JPEG for the polls to be answered from.
         let first = Task { try await hub.frame(notBefore: 0, timeout: .seconds(30)) }
-        try await Self.waitUntil { hub.wantsPlainJPEG() }
+        try await waitUntil { hub.wantsPlainJPEG() }
         hub.publish(frame(1, at: FrameHub.monotonicNow()))
         _ = try await first.value
-        try await Self.waitUntil { taken.withLock { $0.count } == 1 && hub.encodersWaiting == [0] }
+        try await waitUntil { taken.withLock { $0.count } == 1 && hub.encodersWaiting == [0] }
         try await Task.sleep(for: .milliseconds(50))  // asleep in its wait, that switch counted
 
         let tid = try #require(thread.withLock { $0 })
@@ -185,7 +185,7 @@ import VideoCore
 
         // The next frame wakes it, and it takes that frame when the encode is due.
         hub.publish(frame(2, at: FrameHub.monotonicNow()))
-        try await Self.waitUntil { taken.withLock { $0.count } == 2 }
+        try await waitUntil { taken.withLock { $0.count } == 2 }
         let second = try #require(taken.withLock { $0.last })
         #expect(second.sequence == 2, "the frame after the polls, made ahead of the next one")
         #expect(second.at >= now + 0.4, "taken \(second.at - now) s after the poll, before the encode ahead was due")
@@ -234,8 +234,7 @@ import VideoCore
                 answered.withLock { $0.append(ready) }
             }
         }.start()
-        let deadline = ContinuousClock.now + .seconds(60)
-        while answered.withLock({ $0.count }) < dues.count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try await waitUntil(limit: .seconds(60), every: .milliseconds(20)) { answered.withLock { $0.count } >= dues.count }
         stop.withLock { $0 = true }
         #expect(answered.withLock { $0 } == Array(repeating: true, count: dues.count))
         let age = hub.defaultSnapshotAge(interval: 0.02)
@@ -258,7 +257,7 @@ import VideoCore
         let hub = FrameHub()
         let epoch = hub.reopen()
         let first = Task { try await hub.frame(notBefore: 0, timeout: .seconds(30)) }
-        try await Self.waitUntil { hub.wantsPlainJPEG() }
+        try await waitUntil { hub.wantsPlainJPEG() }
         hub.publish(frame(1, at: FrameHub.monotonicNow()))
         let (taken, generation) = try #require(hub.nextFrameToEncode(epoch: epoch))
         hub.deliver(encoded(taken), generation: generation, epoch: epoch)
@@ -276,12 +275,6 @@ import VideoCore
         // The encodes took no time: the lead is the margin, then what the requests taught.
         #expect(learnedAge < interval + 0.03, "\(learnedAge)")
         #expect(age >= interval + 0.035 + 0.02, "a frame as old as the requests come early, \(age) s, does not answer them")
-    }
-
-    /// Waits until `condition` holds, for at most 30 s (the expectations after it say what failed).
-    static func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
     }
 
     /// The calling thread's id: `/proc/thread-self` links to `PID/task/TID`.
@@ -471,8 +464,7 @@ extension FrameHubTests {
         let encoders = EncoderThreads(hub, epoch: epoch, holding: [100], encoded: encoded)  // 100 holds encoder 0
         let busy = encoders.release
         func bothWaiting() async throws {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while hub.encodersWaiting != [0, 1], ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+            try await waitUntil { hub.encodersWaiting == [0, 1] }
         }
         for sequence in UInt32(1)...20 {
             try await bothWaiting()
@@ -483,8 +475,7 @@ extension FrameHubTests {
 
         try await bothWaiting()
         hub.publish(frame(100, at: 100))
-        let deadline = ContinuousClock.now + .seconds(30)
-        while hub.encodersWaiting != [1], ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        try await waitUntil { hub.encodersWaiting == [1] }
         hub.publish(frame(101, at: 101))
         #expect(await delivered.next()?.sequence == 101, "encoder 1 took the frame while encoder 0 was busy")
         #expect(encoders.taken[101] == 1)
@@ -502,10 +493,10 @@ extension FrameHubTests {
         let epoch = hub.reopen()
         let encoders = EncoderThreads(hub, epoch: epoch, holding: [1, 2], encoded: encoded)  // held in a long encode
         let release = encoders.release
-        try await Self.waitUntil { hub.encodersWaiting == [0, 1] }
+        try await waitUntil { hub.encodersWaiting == [0, 1] }
         hub.publish(frame(1, at: 1))
         let first = Task { try await hub.frame(notBefore: 0, timeout: .seconds(30)) }
-        try await Self.waitUntil { encoders.taken[1] != nil && hub.encodersWaiting == [1] }
+        try await waitUntil { encoders.taken[1] != nil && hub.encodersWaiting == [1] }
         hub.publish(frame(2, at: 2))
         try await Task.sleep(for: .milliseconds(300))
         #expect(encoders.taken[2] == nil, "a second encoder started for a snapshot the first one answers")
@@ -513,9 +504,9 @@ extension FrameHubTests {
         #expect(try await first.value.sequence == 1)
 
         // Frame 2 (captured at 2) is too old for this one: while it is encoded, frame 3 is taken too.
-        try await Self.waitUntil { hub.encodersWaiting == [0, 1] }
+        try await waitUntil { hub.encodersWaiting == [0, 1] }
         let second = Task { try await hub.frame(notBefore: 2.5, timeout: .seconds(30)) }
-        try await Self.waitUntil { encoders.taken[2] != nil && hub.encodersWaiting == [1] }
+        try await waitUntil { encoders.taken[2] != nil && hub.encodersWaiting == [1] }
         hub.publish(frame(3, at: 3))
         #expect(try await second.value.sequence == 3)
         #expect(encoders.taken[3] == 1)

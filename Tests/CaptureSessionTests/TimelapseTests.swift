@@ -121,8 +121,7 @@ import VideoCore
             }
             let job = try await jobs.start(camera: Self.camera, since: nil, until: nil, settings: try TimelapseSettings())
             // Cancel once it is under way: the unfinished movie exists by then.
-            let deadline = Date().addingTimeInterval(30)
-            while try await jobs.job(job.id).framesDone < 5, Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
+            try await waitUntil { try await jobs.job(job.id).framesDone >= 5 }
             #expect(Self.nonPhotos(in: root).contains { $0.hasPrefix(AtomicFile.temporaryPrefix + "timelapse-") })
             let cancelled = try await jobs.cancel(job.id)
             #expect(cancelled.state == .cancelled)
