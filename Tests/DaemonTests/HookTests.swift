@@ -74,12 +74,14 @@ import Glibc
     }
 
     @Test func whileHooksHangTheCameraKeepsCapturing() async throws {
-        // The hooks end at their timeout, after the test; the sleep is short anyway.
-        try await Self.withScript("hang.sh", "exec sleep 8") { script, _ in
+        // The hooks end at their timeout, after the test. The timeout is long enough for a loaded
+        // machine's capture to show its frames while they hang: at 5 s, a CI replica's host once
+        // reached it first, and the hooks had ended by the check.
+        try await Self.withScript("hang.sh", "exec sleep 30") { script, _ in
             let log = EventLog()
             var settings = CameraSettings(id: "front", device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240), fps: 30)
             settings.hooks.onPhoto = script
-            settings.hooks.timeoutSeconds = 5
+            settings.hooks.timeoutSeconds = 20
             let session = CaptureSession(settings: settings, events: log)
             let hooks = HookService(events: log, cameras: Cameras([session]), photoRoot: "/tmp", logger: Logger(label: "test"),
                                     concurrency: 2, queueCapacity: 2)
