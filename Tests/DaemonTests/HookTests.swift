@@ -91,18 +91,16 @@ import Glibc
             for n in 1...6 { log.publish(Self.photoEvent(name: "front-\(n).jpg").payload) }
             // Waits for the service to have taken them all (a loaded machine may start the
             // hooks' processes late), for at most the hooks' timeout.
-            let taken = ContinuousClock.now + .seconds(settings.hooks.timeoutSeconds)
-            while hooks.counts.dropped < 2 || hooks.counts.running < 2, ContinuousClock.now < taken {
-                try await Task.sleep(for: .milliseconds(10))
+            try await waitUntil(limit: .seconds(settings.hooks.timeoutSeconds), every: .milliseconds(10)) {
+                hooks.counts.dropped >= 2 && hooks.counts.running >= 2
             }
             #expect(hooks.counts.dropped == 2 && hooks.counts.running == 2 && hooks.counts.waiting == 2)
             // Capture goes on: the counters move while the hooks hang.
             let before = await session.status().framesCaptured
             var after = before
-            let deadline = ContinuousClock.now + .seconds(30)
-            while after < before + 10, ContinuousClock.now < deadline {
+            try await waitUntil(every: .milliseconds(20)) {
                 after = await session.status().framesCaptured
-                try await Task.sleep(for: .milliseconds(20))
+                return after >= before + 10
             }
             #expect(after >= before + 10, "capture stopped while the hooks hang: \(after - before) frames in 30 s")
             #expect(hooks.counts.running == 2, "the hooks still hang")
