@@ -18,8 +18,9 @@ enum ListenerWork: Sendable {
     case route(HTTPRequest, any Channel, EventLoopPromise<(HTTPResponse, ByteBuffer)>)
 }
 
-/// A new connection's pipeline: NIO's HTTP/1 request decoder, with the limits Hummingbird's
-/// `HTTP1Channel` gives it, and `ReadySnapshotHandler` after it. NIO's response encoder and
+/// A new connection's pipeline: `PollHeadReader`, which reads snapshot polls itself and adds
+/// NIO's HTTP/1 request decoder (with the limits Hummingbird's `HTTP1Channel` gives it) for
+/// anything else, and `ReadySnapshotHandler` after it. NIO's response encoder and
 /// Hummingbird's own handlers (the conversion to Swift HTTP Types, `HTTPConnectionStateHandler`
 /// and the `NIOAsyncChannel` with its task) are added when a request that needs the router
 /// comes, and a client that only polls snapshots never needs them: each handler is set up, and
@@ -37,16 +38,20 @@ struct ConnectionSetup: Sendable {
         // A client that closes its side after its request still gets the answer. Set here, on
         // the loop, rather than as the bootstrap's child option, which NIO sets through futures.
         try channel.syncOptions?.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-        var limits = NIOHTTPDecoderLimitConfiguration()
-        limits.maxHeaderFieldSize = decoderLimits.maxHeaderFieldSize
-        limits.maxHeaderListSize = decoderLimits.maxHeaderListSize
-        limits.maxHeaderFieldCount = decoderLimits.maxHeaderFieldCount
         let pipeline = channel.pipeline.syncOperations
         // Named: a handler without a name gets one made by string interpolation ("handler0").
-        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)),
-                                name: "request-decoder")
+        try pipeline.addHandler(PollHeadReader(limits: Self.limits(decoderLimits)), name: "poll-heads")
         try pipeline.addHandler(ReadySnapshotHandler(answers: answers, idleTimeout: idleTimeout, logger: logger, submit: submit),
                                 name: "ready-snapshots")
+    }
+
+    /// Hummingbird's limits on request heads as NIO's decoder takes them.
+    static func limits(_ limits: HTTP1Channel.Configuration.DecoderConfiguration) -> NIOHTTPDecoderLimitConfiguration {
+        var nio = NIOHTTPDecoderLimitConfiguration()
+        nio.maxHeaderFieldSize = limits.maxHeaderFieldSize
+        nio.maxHeaderListSize = limits.maxHeaderListSize
+        nio.maxHeaderFieldCount = limits.maxHeaderFieldCount
+        return nio
     }
 }
 

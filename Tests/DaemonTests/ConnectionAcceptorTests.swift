@@ -35,7 +35,7 @@ import Testing
 
     /// What an accepted connection's pipeline has of `ConnectionSetup`'s handlers.
     static func setUpHandlers(_ channel: EmbeddedChannel) -> [String] {
-        ["request-decoder", "ready-snapshots"].filter { (try? channel.pipeline.syncOperations.context(name: $0)) != nil }
+        ["poll-heads", "ready-snapshots"].filter { (try? channel.pipeline.syncOperations.context(name: $0)) != nil }
     }
 
     @Test func aConnectionIsSetUpAndPassedOnPastTheBootstrapsHandler() throws {
@@ -44,14 +44,14 @@ import Testing
         let server = try Self.listener(loop, standIn: bootstrap, name: ConnectionAcceptor.bootstrapHandlerName)
         let accepted = EmbeddedChannel(loop: loop)
         try server.writeInbound(accepted as any Channel)
-        #expect(Self.setUpHandlers(accepted) == ["request-decoder", "ready-snapshots"])
+        #expect(Self.setUpHandlers(accepted) == ["poll-heads", "ready-snapshots"])
         #expect(bootstrap.channels.isEmpty, "the bootstrap's handler saw the connection, and would set it up again")
         let reached = try #require(try server.readInbound(as: (any Channel).self))
         #expect(reached === accepted)
         // The next is set up too: the bootstrap's handler was looked up once and kept.
         let second = EmbeddedChannel(loop: loop)
         try server.writeInbound(second as any Channel)
-        #expect(Self.setUpHandlers(second) == ["request-decoder", "ready-snapshots"] && bootstrap.channels.isEmpty)
+        #expect(Self.setUpHandlers(second) == ["poll-heads", "ready-snapshots"] && bootstrap.channels.isEmpty)
         _ = try server.finish()
     }
 
