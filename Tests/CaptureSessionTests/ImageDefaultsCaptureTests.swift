@@ -13,10 +13,7 @@ import VideoCore
     /// Waits for the timelapse's first photo (30 s at most: a loaded machine takes longer
     /// than the interval; an assertion on a fixed sleep failed under a parallel build).
     static func untilAPhotoOf(_ camera: String, in photos: PhotoOutput) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while await photos.list(camera: camera).isEmpty, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await waitUntil(limit: .seconds(30), every: .milliseconds(20)) { await !photos.list(camera: camera).isEmpty }
     }
 
     @Test func timelapsePhotosFollowTheImageDefaultsAndCarryTheLocation() async throws {

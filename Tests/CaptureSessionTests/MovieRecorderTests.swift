@@ -1,3 +1,4 @@
+import CamdTestSupport
 import Foundation
 import Testing
 import Video
@@ -28,11 +29,10 @@ import VideoCore
         let recorder = MovieRecorder(session: camera, output: output)
         await recorder.follow(settings: video, cameraRunning: true)
         // Two segments of 1 s are named within about 3 s; a loaded machine may encode slower.
-        var saved = await recorder.status().saved
-        let deadline = ContinuousClock.now + .seconds(30)
-        while saved.count < 2, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
+        var saved: [PhotoRecord] = []
+        try await waitUntil(limit: .seconds(30), every: .milliseconds(100)) {
             saved = await recorder.status().saved
+            return saved.count >= 2
         }
         #expect(saved.count >= 2, "segments so far: \(saved.map(\.name))")
         // Turning continuous off ends the recording; its last file is named too.
@@ -125,10 +125,9 @@ extension MovieRecorderTests {
         let held = DispatchSemaphore(value: 0)
         let holding = Task { await output.writer.run { held.wait() } }
         var video = await camera.status().video
-        let deadline = ContinuousClock.now + .seconds(20)
-        while video.running, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
+        try await waitUntil(limit: .seconds(20), every: .milliseconds(50)) {
             video = await camera.status().video
+            return !video.running
         }
         let state = await recorder.status().state
         held.signal()
@@ -137,9 +136,9 @@ extension MovieRecorderTests {
                 "the stage still encodes while the file waits for its name: \(video.consumers) consumer(s), \(video.framesEncoded) frames")
         #expect(state == .recording, "the recording is not over until its file is named")
         var status = await recorder.status()
-        while status.state != .off, ContinuousClock.now < deadline + .seconds(10) {
-            try await Task.sleep(for: .milliseconds(50))
+        try await waitUntil(limit: .seconds(10), every: .milliseconds(50)) {
             status = await recorder.status()
+            return status.state == .off
         }
         #expect(status.state == .off && status.saved.count == 1, "\(status)")
         #expect(await camera.status().video.framesEncoded == video.framesEncoded, "nothing was encoded after the stage stopped")
@@ -197,10 +196,7 @@ extension MovieRecorderTests {
         } catch {
             #expect(error.description.contains("VA-API"), "\(error)")
         }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while await recorder.status().state == .recording, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await waitUntil(limit: .seconds(30), every: .milliseconds(50)) { await recorder.status().state != .recording }
         let ended = await recorder.status()
         #expect(ended.state == .off)
         #expect(ended.error?.contains("VA-API") == true, "\(ended.error ?? "no error")")
@@ -220,10 +216,7 @@ extension MovieRecorderTests {
         await camera.start()
         let recorder = MovieRecorder(session: camera, output: PhotoOutput(root: root))
         await recorder.follow(settings: video, cameraRunning: true)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while await recorder.status().state == .recording, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await waitUntil(limit: .seconds(30), every: .milliseconds(50)) { await recorder.status().state != .recording }
         #expect(await recorder.status().error?.contains("VA-API") == true)
         await recorder.follow(settings: video, cameraRunning: true)
         #expect(await recorder.status().state == .off, "not started again within \(MovieRecorder.continuousRetrySeconds) s")
