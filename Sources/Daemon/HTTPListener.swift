@@ -16,7 +16,8 @@ import Glibc
 ///
 /// Hummingbird's own server cannot adopt an inherited socket, so this runs
 /// Hummingbird's HTTP/1 channel on NIO listeners it sets up itself. A connection starts
-/// as NIO's HTTP/1 pipeline alone: snapshot polls are answered there, on the event loop, from
+/// with camd's own handlers on NIO (`ConnectionSetup`: its polls' heads read by `PollHeadReader`,
+/// anything else by NIO's HTTP/1 decoder): snapshot polls are answered there, on the event loop, from
 /// a ready JPEG or once their JPEG is made, and those the loop cannot wait for by the router in
 /// a task (`ReadySnapshotHandler`); the connection becomes Hummingbird's, with a task of its
 /// own, at its first other request (issue 16).
