@@ -45,6 +45,11 @@ enum HookRunner {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, out[1], 1)
         posix_spawn_file_actions_adddup2(&actions, err[1], 2)
+        // Nothing else of camd's: NIO opens its sockets without close-on-exec, and a hook that
+        // held a client's connection or a listener kept it open after camd closed it, for as
+        // long as the hook ran (a client waiting for the end of its answer, a stopped daemon's
+        // socket still accepting).
+        _ = spawnClosingFrom(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -149,3 +154,9 @@ enum HookRunner {
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34; Debian 12 has 2.36): every
+/// descriptor from the second argument on is closed in the child. `spawn.h` declares it only
+/// under `_GNU_SOURCE`, which Swift's Glibc module is not built with, hence its name bound here.
+@_silgen_name("posix_spawn_file_actions_addclosefrom_np")
+private func spawnClosingFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32

@@ -57,6 +57,23 @@ import Glibc
         }
     }
 
+    /// A hook holds none of camd's descriptors: NIO opens its sockets without close-on-exec, and
+    /// one a hook inherited stayed open after camd closed it, while the hook ran.
+    @Test func aHookInheritsNoneOfCamdsDescriptors() async throws {
+        try await Self.withScript("fds.sh", #"readlink "/proc/$$/fd/$2" > "$1" || echo closed > "$1""#) { script, folder in
+            let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)  // as NIO opens one: not close-on-exec
+            try #require(socket >= 0 && fcntl(socket, F_GETFD) & FD_CLOEXEC == 0)
+            defer { close(socket) }
+            let outcome = try await onOwnThread {
+                HookRunner.run([script, folder + "/fd.txt", String(socket)], environment: [:], timeout: 10, name: "on_photo of test",
+                               logger: Logger(label: "test"))
+            }
+            #expect(outcome == .exited(0))
+            let seen = try String(contentsOfFile: folder + "/fd.txt", encoding: .utf8)
+            #expect(!seen.hasPrefix("socket:"), "the hook holds camd's socket (fd \(socket)): \(seen)")
+        }
+    }
+
     @Test func aHangingHookIsKilledAtItsTimeout() async throws {
         // It ignores SIGTERM, so SIGKILL must follow.
         try await Self.withScript("hang.sh", "trap '' TERM\nwhile :; do sleep 1; done") { script, _ in
