@@ -1,5 +1,6 @@
 import CamdTestSupport
 import Foundation
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -179,12 +180,33 @@ struct RunningDaemon {
         return (process.terminationStatus, stderr)
     }
 
-    /// A TCP port on loopback that nothing listens on now.
+    /// A TCP port on loopback that nothing uses now, for a daemon of the test to listen on.
+    /// It is below the kernel's ephemeral range: a port the kernel hands out (bind to 0,
+    /// a client's connect) could be taken by another test's connection between this check
+    /// and camd's bind (CI saw "Address already in use" so). A port is handed out once
+    /// per test process.
     static func freePort() throws -> Int {
-        let (fd, port) = try loopbackSocket(listening: false)
-        close(fd)
-        return port
+        let ephemeralLow = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+            .flatMap { $0.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } } ?? 32768
+        let candidates = 10_000..<max(10_100, min(ephemeralLow, 32768))
+        for _ in 0..<200 {
+            let port = Int.random(in: candidates)
+            guard handedOut.withLock({ $0.insert(port).inserted }) else { continue }
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            let bound = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+            if bound { return port }
+        }
+        throw TestFailure("no free loopback port in \(candidates) after 200 tries")
     }
+
+    private static let handedOut = Mutex<Set<Int>>([])
 
     /// A TCP socket bound to a free port on 127.0.0.1, listening or not; the caller closes it.
     static func loopbackSocket(listening: Bool) throws -> (fd: Int32, port: Int) {
