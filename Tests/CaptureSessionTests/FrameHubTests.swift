@@ -412,7 +412,7 @@ import VideoCore
     @Test func measuredFPSCountsFramesOverTimeSoJitterDoesNotInflateIt() {
         let hub = FrameHub()
         _ = hub.reopen()
-        var random = SplitMix(seed: 7)
+        var random = SplitMix64(seed: 7)
         for n in 1...300 {
             let jitter = (Double(random.next() % 1001) / 1000 - 0.5) * 0.024
             hub.publish(frame(UInt32(n), at: 1000 + Double(n) / 30 + jitter))
@@ -436,19 +436,6 @@ import VideoCore
         #expect(meter.rate == 0)
         meter.record(1.5)
         #expect(meter.rate == 2)
-    }
-}
-
-/// A small seeded generator, so the jitter is the same on every run.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -186,20 +186,6 @@ import VideoCore
         return (armed, met)
     }
 
-    /// A seeded generator (SplitMix64), so the made-up traffic is the same in every run.
-    private struct SplitMix64 {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func uniform(_ low: Double, _ high: Double) -> Double {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            z ^= z >> 31
-            return low + (high - low) * Double(z >> 11) / Double(1 << 53)
-        }
-    }
-
     /// The JPEG for a poll is started as long before the request as nine in ten recent
     /// encodes took (and a margin): encodes of steady length are given their length, not
     /// half as much again, so the frame is younger by that much when the request comes;

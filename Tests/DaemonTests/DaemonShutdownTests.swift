@@ -138,7 +138,7 @@ struct RunningDaemon {
             """
         config += cameraLines
         try config.write(toFile: folder + "/camd.toml", atomically: true, encoding: .utf8)
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        guard FileManager.default.createFile(atPath: logPath, contents: nil) else { throw TestFailure("cannot create \(logPath)") }
         process = Process()
         process.executableURL = try Self.camdExecutable()
         process.arguments = ["--config", folder + "/camd.toml"]

@@ -1,4 +1,5 @@
 @testable import Daemon
+import CamdTestSupport
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -185,18 +186,5 @@ import Testing
         let bad = EmbeddedChannel(handler: PollHeadReader(limits: Self.limits))
         #expect(throws: HTTPParserError.self) { try bad.writeInbound(ByteBuffer(string: "GET /v1/cameras/front/snapshot HTTP/1.1\r\nHost : x\r\n\r\n")) }
         _ = try? bad.finish()
-    }
-}
-
-/// A small seeded generator (SplitMix64), so a failing variation comes back on every run.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

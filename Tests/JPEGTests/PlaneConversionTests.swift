@@ -1,3 +1,4 @@
+import CamdTestSupport
 @testable import JPEG
 import Testing
 import VideoCore
@@ -147,7 +148,7 @@ import VideoCore
         let order = Array(format.fourCC)
         let y0 = order.firstIndex(of: "Y")!, y1 = order.lastIndex(of: "Y")!
         let u = order.firstIndex(of: "U")!, v = order.firstIndex(of: "V")!
-        var random = SeededBytes(seed: 42)
+        var random = SplitMix64(seed: 42)
         for width in Self.widths {
             for padding in Self.paddings {
                 for range in [ColorRange.limited, .full] {
@@ -173,7 +174,7 @@ import VideoCore
 
     @Test(arguments: [PixelFormat.grey, .yuv420, .yvu420, .yuv422p, .nv12, .nv21, .nv16, .nv61])
     func planarFramesMatchPerPixelReference(format: PixelFormat) {
-        var random = SeededBytes(seed: 7)
+        var random = SplitMix64(seed: 7)
         for width in Self.widths {
             for padding in Self.paddings {
                 for range in [ColorRange.limited, .full] {
@@ -246,20 +247,4 @@ private func referenceChroma(_ value: UInt8) -> UInt8 {
 private func expansions(_ range: ColorRange) -> (luma: (UInt8) -> UInt8, chroma: (UInt8) -> UInt8) {
     let unchanged: (UInt8) -> UInt8 = { $0 }
     return range == .limited ? (referenceLuma, referenceChroma) : (unchanged, unchanged)
-}
-
-/// Reproducible test frames (SplitMix64).
-private struct SeededBytes {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func bytes(_ count: Int) -> [UInt8] {
-        (0..<count).map { _ in
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return UInt8(truncatingIfNeeded: z ^ (z >> 31))
-        }
-    }
 }

@@ -31,7 +31,7 @@ import VideoCore
                        purpose: H264Encoder.Purpose = .live) throws -> String {
         let path = NSTemporaryDirectory() + "camd-video-\(UUID().uuidString).mp4"
         let file = try #require(FileHandle(forWritingAtPath: path) ?? {
-            FileManager.default.createFile(atPath: path, contents: nil)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)  // checked by the open after it
             return FileHandle(forWritingAtPath: path)
         }())
         let first = frames(0)
