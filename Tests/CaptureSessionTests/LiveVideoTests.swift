@@ -1,3 +1,4 @@
+import CamdTestSupport
 import Foundation
 import Testing
 import Video
@@ -55,9 +56,9 @@ import VideoCore
         first.finish()
         second.finish()
         var running = true
-        for _ in 0..<50 where running {
-            try await Task.sleep(for: .milliseconds(100))
+        try await waitUntil(limit: .seconds(5), every: .milliseconds(100)) {
             running = await camera.status().video.running
+            return !running
         }
         #expect(!running, "the last client gone, the encoder stops")
         let after = await camera.status().video.live

@@ -41,14 +41,13 @@ import VideoCore
                                  body: ByteBuffer(string: #"{"duration": "\#(seconds)s"}"#)) { response in
             #expect(response.status == .created, "\(message(response.body))")
         }
-        let deadline = ContinuousClock.now + .seconds(seconds + 20)
-        while ContinuousClock.now < deadline {
-            let status = try await client.execute(uri: "/v1/cameras/synth/recordings", method: .get) { try decode(RecordingStatus.self, $0.body) }
-            if status.state == .off { return status }
-            try await Task.sleep(for: .milliseconds(100))
+        var status = RecordingStatus()
+        try await waitUntil(limit: .seconds(seconds + 20), every: .milliseconds(100)) {
+            status = try await client.execute(uri: "/v1/cameras/synth/recordings", method: .get) { try decode(RecordingStatus.self, $0.body) }
+            return status.state == .off
         }
-        Issue.record("the recording did not end")
-        return RecordingStatus()
+        #expect(status.state == .off, "the recording did not end")
+        return status
     }
 
     @Test func aRecordingForADurationIsSavedListedWithPhotosAndPlays() async throws {

@@ -63,11 +63,10 @@ import VideoCore
 
     /// Polls the job until `done` holds, as camctl does.
     static func wait(_ client: any TestClientProtocol, _ id: String, until done: (TimelapseJob) -> Bool) async throws -> TimelapseJob {
-        let deadline = ContinuousClock.now + .seconds(60)
         var job = try await Self.job(client, id)
-        while !done(job), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
+        try await waitUntil(limit: .seconds(60), every: .milliseconds(5)) {
             job = try await Self.job(client, id)
+            return done(job)
         }
         return job
     }

@@ -69,7 +69,7 @@ struct VividCaptureTests {
     /// camera's YU12 is: the frame's planes go to TurboJPEG where they lie (no conversion),
     /// and the bars still come out right, black 0 and white 191.
     @Test func fullRangeYU12IsEncodedInPlace() throws {
-        defer { try? VideoDevice(path: Vivid.capture).setControls([("quantization", "Default")]) }
+        defer { _ = try? VideoDevice(path: Vivid.capture).setControls([("quantization", "Default")]) }
         let result = try Vivid.snapshot(format: .yuv420, size: FrameSize(width: 640, height: 480),
                                         controls: [("quantization", "Full Range")])
         #expect(result.configuration.layout.range == .full)

@@ -1,3 +1,4 @@
+import CamdTestSupport
 import CaptureSession
 import Foundation
 import JPEG
@@ -13,11 +14,10 @@ extension VividCaptureTests {
     /// The session's status once `condition` holds, or the last one after `timeout`.
     static func status(of session: CaptureSession, within timeout: Duration,
                        where condition: (CameraStatus) -> Bool) async -> CameraStatus {
-        let deadline = ContinuousClock.now + timeout
         var status = await session.status()
-        while !condition(status), ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(100))
+        try? await waitUntil(limit: timeout, every: .milliseconds(100)) {
             status = await session.status()
+            return condition(status)
         }
         return status
     }
