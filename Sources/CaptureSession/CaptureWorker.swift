@@ -113,10 +113,11 @@ final class CaptureWorker: Sendable {
             runCommands(source)
             do {
                 // Short waits, so a stop request is seen promptly; the stall bound is ours.
-                // Pixels nobody wants stay in the driver's buffer: an idle camera copies nothing.
+                // Pixels nobody wants stay in the driver's buffer: an idle camera copies nothing
+                // (a V4L2 camera keeps its newest frame there, lent, for the next snapshot).
                 // Whether anyone wants them is asked once the frame has come.
                 switch try source.nextFrame(timeout: .milliseconds(250), ifWanted: { hub.wantsPixels() }) {
-                case .read(let frame): hub.publish(frame)
+                case .read(let frame), .kept(let frame): hub.publish(frame)
                 case .unread(let captured): hub.publishUnread(monotonicTime: captured)
                 }
                 let (dropped, copied) = (source.droppedFrames, source.copiedFrames)

@@ -6,9 +6,11 @@ import VideoCore
 ///
 /// Holds the newest raw frame (the latest-frame slot), the newest encoded
 /// frame, snapshot waiters and stream subscribers. The capture thread only ever
-/// replaces the raw frame (it never waits for anyone), and keeps a frame's
-/// pixels (the driver's buffer lent, or a copy) only while someone may want them
-/// (`wantsPixels`), so an idle camera holds no buffer and costs no encode.
+/// replaces the raw frame (it never waits for anyone), and copies a frame's
+/// pixels only while someone may want them (`wantsPixels`), so an idle camera
+/// copies nothing and costs no encode: a V4L2 camera's newest frame stays in the
+/// driver's buffer, lent while that leaves the driver its reserve (`.kept`), a
+/// source's other frames are left unread.
 /// The encoder threads (a pool) take the newest raw frame each while someone
 /// wants JPEGs, and deliver in capture order. A raw-frame waiter (a thumbnail
 /// rendered from the camera's own planes) wakes no encoder at all. Each
@@ -197,7 +199,8 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     /// Whether the capture thread should read the pixels of the frame that has just come:
     /// someone streams or waits for a frame, or did within `warmSeconds`. Otherwise the frame
-    /// goes back to the driver unread (`publishUnread`).
+    /// is kept where the driver wrote it when its buffer can be lent (a V4L2 camera's
+    /// `.kept`, published as any other), or goes back to the driver unread (`publishUnread`).
     func wantsPixels(now: Double = FrameHub.monotonicNow()) -> Bool {
         condition.lock()
         defer { condition.unlock() }

@@ -13,9 +13,10 @@ public protocol FrameSource: AnyObject {
     /// Waits for the freshest good frame; throws `DeviceError` on failure or after `timeout`.
     func nextFrame(timeout: Duration) throws(DeviceError) -> Frame
     /// As `nextFrame`, asking `wanted` only once the frame has come: a frame nobody wants
-    /// then is not copied (`.unread`, when it was captured). The capture thread asks whether
-    /// anyone wants the pixels after its wait, so a snapshot asked during the wait gets the
-    /// frame that ends it, not the one after.
+    /// then is not copied (`.unread`, when it was captured), or is kept where the device put
+    /// it when that costs nothing (`.kept`). The capture thread asks whether anyone wants the
+    /// pixels after its wait, so a snapshot asked during the wait gets the frame that ends it,
+    /// not the one after.
     func nextFrame(timeout: Duration, ifWanted wanted: () -> Bool) throws(DeviceError) -> SourcedFrame
     /// Frames the device sent broken or never sent (sequence gaps), since streaming began.
     var droppedFrames: Int { get }
@@ -45,7 +46,7 @@ extension FrameSource {
     /// Waits for a frame and leaves its pixels unread: when it was captured (CLOCK_MONOTONIC seconds).
     public func skipFrame(timeout: Duration) throws(DeviceError) -> Double {
         switch try nextFrame(timeout: timeout, ifWanted: { false }) {
-        case .read(let frame): frame.monotonicTime
+        case .read(let frame), .kept(let frame): frame.monotonicTime
         case .unread(let captured): captured
         }
     }

@@ -133,35 +133,47 @@ public final class CaptureStream {
         return try frame(of: &buffer)
     }
 
-    /// As `nextFrame`, asking `wanted` once the frame has come: a frame nobody wants then goes
-    /// back to the driver unread. Asked before the wait, a snapshot requested during it would
-    /// find the frame it waited for skipped, and wait for the next one.
+    /// As `nextFrame`, asking `wanted` once the frame has come. Asked before the wait, a
+    /// snapshot requested during it would find the frame it waited for skipped, and wait for
+    /// the next one.
+    ///
+    /// A frame nobody wants is kept where the driver wrote it, its buffer lent, as long as
+    /// that leaves the driver `reserve` (`.kept`): no pixel is read or copied, and the newest
+    /// frame is there for the first snapshot after a rest, which otherwise waited for the next
+    /// frame, half a frame interval on average (about 20 ms at 25 fps, 100 ms at 5 fps).
+    /// The buffer before it goes back to the driver as the frame replaces it. Otherwise the
+    /// frame goes back unread (`.unread`): one is never copied, or taken back from a consumer,
+    /// for nobody.
     public func nextFrame(timeout: Duration, ifWanted wanted: () -> Bool) throws(DeviceError) -> SourcedFrame {
         var buffer = try nextBuffer(timeout: timeout)
-        guard wanted() else {
-            let captured = metadata(of: buffer).monotonicTime
-            try? requeue(&buffer)
-            return .unread(monotonicTime: captured)
-        }
-        return .read(try frame(of: &buffer))
+        if wanted() { return .read(try frame(of: &buffer)) }
+        if leavesReserve { return .kept(lend(buffer)) }
+        let captured = metadata(of: buffer).monotonicTime
+        try? requeue(&buffer)
+        return .unread(monotonicTime: captured)
     }
 
     /// The frame in a buffer just dequeued: the buffer lent, or its bytes copied and the buffer requeued.
     private func frame(of buffer: inout v4l2_buffer) throws(DeviceError) -> Frame {
-        let metadata = metadata(of: buffer), mapped = buffers[Int(buffer.index)], bytes = bytes(of: buffer)
-        let storage: FrameStorage
-        if try mayLend() {
-            lent.insert(buffer.index)
-            let returns = self.returns, index = buffer.index
-            storage = FrameStorage(lending: bytes) { withExtendedLifetime(mapped) { returns.giveBack(index) } }
-            lentInARow += 1
-            if lentInARow == Self.boxesKeptFor { recycler.forgetBoxes() }
-        } else {
-            storage = recycler.storage(count: bytes.count) { $0.copyMemory(from: bytes) }
-            try? requeue(&buffer)
-            lentInARow = 0
-            statistics.copied += 1
-        }
+        if try mayLend() { return lend(buffer) }
+        let metadata = metadata(of: buffer), bytes = bytes(of: buffer)
+        let storage = recycler.storage(count: bytes.count) { $0.copyMemory(from: bytes) }
+        try? requeue(&buffer)
+        lentInARow = 0
+        statistics.copied += 1
+        return Frame(layout: configuration.layout, storage: storage, sequence: metadata.sequence,
+                     monotonicTime: metadata.monotonicTime, captureTime: metadata.captureTime)
+    }
+
+    /// The frame in a buffer just dequeued, the buffer lent to it until the last frame
+    /// referring to it goes.
+    private func lend(_ buffer: v4l2_buffer) -> Frame {
+        let metadata = metadata(of: buffer), mapped = buffers[Int(buffer.index)]
+        lent.insert(buffer.index)
+        let returns = self.returns, index = buffer.index
+        let storage = FrameStorage(lending: bytes(of: buffer)) { withExtendedLifetime(mapped) { returns.giveBack(index) } }
+        lentInARow += 1
+        if lentInARow == Self.boxesKeptFor { recycler.forgetBoxes() }
         return Frame(layout: configuration.layout, storage: storage, sequence: metadata.sequence,
                      monotonicTime: metadata.monotonicTime, captureTime: metadata.captureTime)
     }

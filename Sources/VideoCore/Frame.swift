@@ -67,6 +67,10 @@ public struct Frame: Sendable {
 public enum SourcedFrame: Sendable {
     /// The pixels were wanted: the frame.
     case read(Frame)
+    /// They were not, but the device's buffer could be lent without a copy and leave the
+    /// driver its reserve: the frame, its pixels unread where the device put them, kept as
+    /// the newest for whoever comes for one before the next frame (`CaptureStream`).
+    case kept(Frame)
     /// They were not, and stayed where the device put them: when the frame was captured, in
     /// CLOCK_MONOTONIC seconds.
     case unread(monotonicTime: Double)

@@ -37,7 +37,7 @@ import VideoCore
             let taken = try inner.nextFrame(timeout: timeout, ifWanted: wanted)
             switch taken {
             case .read: counts.copies.add(1, ordering: .relaxed)
-            case .unread: counts.skips.add(1, ordering: .relaxed)
+            case .unread, .kept: counts.skips.add(1, ordering: .relaxed)
             }
             return taken
         }

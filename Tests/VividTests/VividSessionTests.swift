@@ -82,6 +82,33 @@ extension VividCaptureTests {
         await session.stop()
     }
 
+    /// A camera at rest keeps its newest frame where the driver wrote it, its buffer lent,
+    /// neither read nor copied nor encoded: the first snapshot after the rest starts from it.
+    /// Before, every frame at rest went back to the driver unread, and that snapshot waited for
+    /// the next frame (half a frame interval on average, 50 ms here), so its frame was always
+    /// captured after it was asked for.
+    @Test func aSnapshotAfterARestStartsFromTheNewestFrame() async throws {
+        let session = CaptureSession(settings: Self.settings(fps: 10))
+        #expect(await session.start().state == .running)
+        // Past the hub's two warm seconds after the start: nobody has asked for a frame.
+        try await Task.sleep(for: .seconds(3))
+        let rested = await session.status()
+        #expect(rested.framesCaptured > 10 && rested.framesEncoded == 0 && rested.framesCopied == 0,
+                "captured \(rested.framesCaptured), encoded \(rested.framesEncoded), copied \(rested.framesCopied)")
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let asked = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        // A second's leeway for the emulated machine; the frame at rest is at most a frame interval old.
+        let frame = try await session.snapshot(maxAge: 1)
+        #expect(frame.monotonicTime < asked, "the snapshot's frame was captured \(frame.monotonicTime - asked) s after it was asked for")
+        #expect(asked - frame.monotonicTime < 0.5, "the frame kept at rest was \(asked - frame.monotonicTime) s old at 10 fps")
+        let (size, colours) = try Vivid.barColours(frame.jpeg)
+        #expect(size == FrameSize(width: 640, height: 480))
+        Vivid.expectBars(colours)
+        #expect(await session.status().framesCopied == 0)
+        await session.stop()
+    }
+
     /// What GET /v1/devices lists: every node, the capture node a camera this user may
     /// open with YUYV among its formats, the output node not a camera.
     @Test func everyNodeIsSummarisedForTheDevicesRoute() {
