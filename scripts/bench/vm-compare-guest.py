@@ -483,8 +483,9 @@ def poll_client(target, path, period, count, pid, age_of, idle):
 
 def poll_figures(period, runs):
     """The figures of one or more runs of `poll_client` at `period`, their requests together:
-    answer time p50 (and from each run's sixth poll) and p99, frame age p50, the parts of
-    the answer time, CPU per request and idle CPU."""
+    answer time p50 and p99 (and each from each run's sixth poll), the p50 of each run's first
+    poll (the daemon at rest before it: 3 s after camd's start, or the idle wait after the
+    period before), frame age p50, the parts of the answer time, CPU per request and idle CPU."""
     def pooled(key):
         return [value for run in runs for value in run[key]]
     times, sizes, header_counts = pooled("answer_ms"), pooled("sizes"), pooled("header_counts")
@@ -494,6 +495,7 @@ def poll_figures(period, runs):
             "p50_settled": bench.percentile([t for r in runs for t in r["answer_ms"][SETTLING_POLLS:]], 50),
             "p99": bench.percentile(times, 99),
             "p99_settled": bench.percentile([t for r in runs for t in r["answer_ms"][SETTLING_POLLS:]], 99),
+            "first_p50": bench.percentile([r["answer_ms"][0] for r in runs if r["answer_ms"]], 50),
             "age_p50": bench.percentile(pooled("age_ms"), 50),
             "cpu_per_request_ms": cpu / max(len(times), 1) * 1000, "cpu_pct": cpu / wall * 100 if wall else 0,
             "idle_cpu_pct": idle_cpu / idle_wall * 100 if idle_wall else 0, "answer_ms": times,
@@ -852,6 +854,7 @@ def report(res):
                 continue
             for label, key in (("answer time p50, ms", "p50"), ("answer time p50 from the 6th poll, ms", "p50_settled"),
                                ("answer time p99, ms", "p99"), ("answer time p99 from the 6th poll, ms", "p99_settled"),
+                               ("first poll, after a rest, p50, ms", "first_p50"),
                                ("frame age at answer p50, ms", "age_p50"),
                                ("  of it connecting p50, ms", "connect_p50"),
                                ("  of it until the headers are read p50, ms", "head_p50"),
@@ -874,7 +877,9 @@ def report(res):
                 a, b = c[period], old[period]
                 for label, key in (("answer time p50, ms", "p50"), ("answer time p50 from the 6th poll, ms", "p50_settled"),
                                    ("answer time p99, ms", "p99"), ("answer time p99 from the 6th poll, ms", "p99_settled"),
-                                   ("frame age at answer p50, ms", "age_p50"), ("CPU ms per request", "cpu_per_request_ms")):
+                                   ("first poll, after a rest, p50, ms", "first_p50"),
+                                   ("frame age at answer p50, ms", "age_p50"), ("CPU ms per request", "cpu_per_request_ms"),
+                                   ("CPU % idle after the client stops", "idle_cpu_pct")):
                     if key not in a or key not in b:
                         continue
                     ratio = a[key] / b[key] if b[key] else float("nan")
