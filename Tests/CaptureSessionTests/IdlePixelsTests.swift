@@ -6,7 +6,8 @@ import V4L2
 import VideoCore
 
 /// A running camera nobody uses copies no pixels: each frame goes back to the
-/// driver unread, and only demand brings the copies (and encodes) back.
+/// driver unread, or stays there kept as the newest (`.kept`), and only demand brings
+/// the copies (and encodes) back.
 @Suite struct IdlePixelsTests {
     /// Frames taken with their pixels, and left unread.
     final class Counts: Sendable {
@@ -87,6 +88,42 @@ import VideoCore
         let frame = try await session.snapshot()
         #expect(frame.monotonicTime >= asked, "the snapshot's frame was captured before it was asked for")
         #expect(frame.monotonicTime - asked < 0.5, "the frame that ended the wait was skipped: captured \(frame.monotonicTime - asked) s after the request, at 2 fps")
+        await session.stop()
+    }
+
+    /// A source that keeps the frames nobody wants where they are, as a V4L2 camera keeps
+    /// its newest in the driver's buffer while that leaves the driver its reserve (`.kept`).
+    final class KeepingSource: FrameSource {
+        let inner: SyntheticSource
+        init(_ inner: SyntheticSource) { self.inner = inner }
+        var name: String { inner.name }
+        var cardName: String { inner.cardName }
+        var configuration: CaptureConfiguration { inner.configuration }
+        var droppedFrames: Int { 0 }
+        func nextFrame(timeout: Duration) throws(DeviceError) -> Frame { try inner.nextFrame(timeout: timeout) }
+        func nextFrame(timeout: Duration, ifWanted wanted: () -> Bool) throws(DeviceError) -> SourcedFrame {
+            let frame = try inner.nextFrame(timeout: timeout)
+            return wanted() ? .read(frame) : .kept(frame)
+        }
+        func stop() { inner.stop() }
+    }
+
+    /// The first snapshot after a rest starts from the frame kept at rest: captured before the
+    /// request, so it does not wait for the next frame (at 1 fps, half a second on average).
+    /// Left unread, as before, the frame that snapshot took was always captured after it.
+    @Test func aSnapshotAfterARestStartsFromTheFrameKept() async throws {
+        let settings = CameraSettings(id: "kept", device: FrameSources.syntheticName, size: FrameSize(width: 320, height: 240), fps: 1)
+        let session = CaptureSession(settings: settings, openSource: { (_, request, _) throws(DeviceError) in
+            KeepingSource(try SyntheticSource(request: request))
+        })
+        await session.start()
+        try await Task.sleep(for: .seconds(FrameHub.warmSeconds + 0.5))
+        let asked = FrameHub.monotonicNow()
+        let frame = try await session.snapshot()
+        let answered = FrameHub.monotonicNow()
+        #expect(frame.monotonicTime < asked, "the snapshot's frame was captured \(frame.monotonicTime - asked) s after it was asked for")
+        #expect(asked - frame.monotonicTime <= 1.05, "the frame kept was \(asked - frame.monotonicTime) s old at 1 fps")
+        #expect(answered - asked < 0.5, "answered \(answered - asked) s after it was asked for")
         await session.stop()
     }
 

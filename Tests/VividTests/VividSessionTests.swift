@@ -82,26 +82,51 @@ extension VividCaptureTests {
         await session.stop()
     }
 
-    /// A camera at rest keeps its newest frame where the driver wrote it, its buffer lent,
-    /// neither read nor copied nor encoded: the first snapshot after the rest starts from it.
-    /// Before, every frame at rest went back to the driver unread, and that snapshot waited for
-    /// the next frame (half a frame interval on average, 50 ms here), so its frame was always
-    /// captured after it was asked for.
-    @Test func aSnapshotAfterARestStartsFromTheNewestFrame() async throws {
-        let session = CaptureSession(settings: Self.settings(fps: 10))
+    /// A frame nobody wants is kept where the driver wrote it, its buffer lent, while that
+    /// leaves the driver its reserve of two of the four buffers, and goes back unread once it
+    /// would not: never copied. The capture thread's newest frame at rest is such a frame.
+    /// Before, every frame nobody wanted went back unread.
+    @Test func aFrameNobodyWantsIsKeptInItsBufferWhileTheDriverKeepsItsReserve() throws {
+        let source = try V4L2Source(path: Vivid.capture, request: CaptureRequest(format: .yuyv, size: FrameSize(width: 640, height: 480), fps: 25))
+        defer { source.stop() }
+        // As the hub holds the newest frame: each kept one replaces the one before.
+        var newest: Frame?
+        for index in 0..<8 {
+            guard case .kept(let frame) = try source.nextFrame(timeout: .seconds(10), ifWanted: { false }) else {
+                Issue.record("frame \(index) at rest was not kept")
+                return
+            }
+            #expect(frame.withUnsafeBytes { $0.count } == 640 * 480 * 2)
+            newest = frame
+        }
+        // Another held beside it still leaves the driver two buffers; a third would not.
+        let held = newest
+        guard case .kept(let second) = try source.nextFrame(timeout: .seconds(10), ifWanted: { false }) else {
+            Issue.record("a second frame held left the driver its reserve, yet was not kept")
+            return
+        }
+        guard case .unread = try source.nextFrame(timeout: .seconds(10), ifWanted: { false }) else {
+            Issue.record("a frame was kept with the driver's reserve held")
+            return
+        }
+        #expect(source.copiedFrames == 0)
+        withExtendedLifetime((held, second)) {}
+    }
+
+    /// A camera at rest keeps its newest frame in the driver's buffer, and a snapshot after the
+    /// rest is still a whole frame of the bars, with nothing copied at rest. (Whether the
+    /// snapshot started from the frame kept cannot be told from vivid's timestamps, which are
+    /// the end of a frame's period, ahead of when it is dequeued: `IdlePixelsTests` shows it
+    /// with a source whose times are known.)
+    @Test func aSnapshotAfterARestIsAWholeFrame() async throws {
+        let session = CaptureSession(settings: Self.settings(fps: 5))
         #expect(await session.start().state == .running)
-        // Past the hub's two warm seconds after the start: nobody has asked for a frame.
+        // Past the hub's two warm seconds after the start.
         try await Task.sleep(for: .seconds(3))
         let rested = await session.status()
-        #expect(rested.framesCaptured > 10 && rested.framesEncoded == 0 && rested.framesCopied == 0,
-                "captured \(rested.framesCaptured), encoded \(rested.framesEncoded), copied \(rested.framesCopied)")
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let asked = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-        // A second's leeway for the emulated machine; the frame at rest is at most a frame interval old.
-        let frame = try await session.snapshot(maxAge: 1)
-        #expect(frame.monotonicTime < asked, "the snapshot's frame was captured \(frame.monotonicTime - asked) s after it was asked for")
-        #expect(asked - frame.monotonicTime < 0.5, "the frame kept at rest was \(asked - frame.monotonicTime) s old at 10 fps")
+        #expect(rested.framesCaptured >= 5 && rested.framesEncoded == 0 && rested.framesCopied == 0,
+                "captured \(rested.framesCaptured), encoded \(rested.framesEncoded), copied \(rested.framesCopied) at rest")
+        let frame = try await session.snapshot()
         let (size, colours) = try Vivid.barColours(frame.jpeg)
         #expect(size == FrameSize(width: 640, height: 480))
         Vivid.expectBars(colours)
