@@ -9,8 +9,8 @@ import VideoCore
 /// replaces the raw frame (it never waits for anyone), and copies a frame's
 /// pixels only while someone may want them (`wantsPixels`), so an idle camera
 /// copies nothing and costs no encode: a V4L2 camera's newest frame stays in the
-/// driver's buffer, lent while that leaves the driver its reserve (`.kept`), a
-/// source's other frames are left unread.
+/// driver's buffer, lent while that leaves the driver its reserve (`.kept`), and
+/// other sources leave theirs unread.
 /// The encoder threads (a pool) take the newest raw frame each while someone
 /// wants JPEGs, and deliver in capture order. A raw-frame waiter (a thumbnail
 /// rendered from the camera's own planes) wakes no encoder at all. Each

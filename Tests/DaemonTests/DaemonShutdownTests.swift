@@ -191,29 +191,24 @@ struct RunningDaemon {
         let candidates = 10_000..<max(10_100, min(ephemeralLow, 32768))
         for _ in 0..<200 {
             let port = Int.random(in: candidates)
-            guard handedOut.withLock({ $0.insert(port).inserted }) else { continue }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            let bound = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            if bound { return port }
+            guard handedOut.withLock({ $0.insert(port).inserted }),
+                  let (fd, _) = try? loopbackSocket(listening: false, port: port) else { continue }
+            close(fd)
+            return port
         }
         throw TestFailure("no free loopback port in \(candidates) after 200 tries")
     }
 
     private static let handedOut = Mutex<Set<Int>>([])
 
-    /// A TCP socket bound to a free port on 127.0.0.1, listening or not; the caller closes it.
-    static func loopbackSocket(listening: Bool) throws -> (fd: Int32, port: Int) {
+    /// A TCP socket bound to `port` on 127.0.0.1 (0: a free one the kernel picks), listening or
+    /// not; the caller closes it.
+    static func loopbackSocket(listening: Bool, port: Int = 0) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
@@ -222,7 +217,7 @@ struct RunningDaemon {
         }
         guard bound else {
             close(fd)
-            throw TestFailure("cannot bind a loopback port: errno \(errno)")
+            throw TestFailure("cannot bind loopback port \(port): errno \(errno)")
         }
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
