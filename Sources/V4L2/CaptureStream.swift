@@ -156,24 +156,29 @@ public final class CaptureStream {
     /// The frame in a buffer just dequeued: the buffer lent, or its bytes copied and the buffer requeued.
     private func frame(of buffer: inout v4l2_buffer) throws(DeviceError) -> Frame {
         if try mayLend() { return lend(buffer) }
-        let metadata = metadata(of: buffer), bytes = bytes(of: buffer)
-        let storage = recycler.storage(count: bytes.count) { $0.copyMemory(from: bytes) }
+        let bytes = bytes(of: buffer)
+        let copy = frame(of: buffer, in: recycler.storage(count: bytes.count) { $0.copyMemory(from: bytes) })
         try? requeue(&buffer)
         lentInARow = 0
         statistics.copied += 1
-        return Frame(layout: configuration.layout, storage: storage, sequence: metadata.sequence,
-                     monotonicTime: metadata.monotonicTime, captureTime: metadata.captureTime)
+        return copy
     }
 
     /// The frame in a buffer just dequeued, the buffer lent to it until the last frame
     /// referring to it goes.
     private func lend(_ buffer: v4l2_buffer) -> Frame {
-        let metadata = metadata(of: buffer), mapped = buffers[Int(buffer.index)]
+        let mapped = buffers[Int(buffer.index)]
         lent.insert(buffer.index)
         let returns = self.returns, index = buffer.index
         let storage = FrameStorage(lending: bytes(of: buffer)) { withExtendedLifetime(mapped) { returns.giveBack(index) } }
         lentInARow += 1
         if lentInARow == Self.boxesKeptFor { recycler.forgetBoxes() }
+        return frame(of: buffer, in: storage)
+    }
+
+    /// A dequeued buffer's frame, its bytes in `storage`: read before the buffer is requeued.
+    private func frame(of buffer: v4l2_buffer, in storage: FrameStorage) -> Frame {
+        let metadata = metadata(of: buffer)
         return Frame(layout: configuration.layout, storage: storage, sequence: metadata.sequence,
                      monotonicTime: metadata.monotonicTime, captureTime: metadata.captureTime)
     }

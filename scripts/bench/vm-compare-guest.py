@@ -489,12 +489,12 @@ def poll_figures(period, runs):
     def pooled(key):
         return [value for run in runs for value in run[key]]
     times, sizes, header_counts = pooled("answer_ms"), pooled("sizes"), pooled("header_counts")
+    settled = [t for r in runs for t in r["answer_ms"][SETTLING_POLLS:]]
     cpu, wall = sum(r["cpu_s"] for r in runs), sum(r["wall_s"] for r in runs)
     idle_cpu, idle_wall = sum(r["idle_cpu_s"] for r in runs), sum(r["idle_wall_s"] for r in runs)
     return {"period": period, "n": len(times), "errors": sum(r["errors"] for r in runs), "p50": bench.percentile(times, 50),
-            "p50_settled": bench.percentile([t for r in runs for t in r["answer_ms"][SETTLING_POLLS:]], 50),
-            "p99": bench.percentile(times, 99),
-            "p99_settled": bench.percentile([t for r in runs for t in r["answer_ms"][SETTLING_POLLS:]], 99),
+            "p50_settled": bench.percentile(settled, 50), "p99": bench.percentile(times, 99),
+            "p99_settled": bench.percentile(settled, 99),
             "first_p50": bench.percentile([r["answer_ms"][0] for r in runs if r["answer_ms"]], 50),
             "age_p50": bench.percentile(pooled("age_ms"), 50),
             "cpu_per_request_ms": cpu / max(len(times), 1) * 1000, "cpu_pct": cpu / wall * 100 if wall else 0,
