@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Instructions camd spends per request, counted by valgrind's callgrind: prints figures.
 
-    scripts/bench/callgrind.py [--camd .build-bench/release/camd] [--requests 200]
+    scripts/bench/callgrind.py [--camd .build-bench/release/camd] [--requests 200] [--keep DIR]
 
 Starts camd under `valgrind --tool=callgrind --instr-atstart=no` on the synthetic
 source (320x240, 5 fps, so the capture thread is nearly idle), and for each kind of
@@ -29,6 +29,7 @@ import argparse
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,8 +45,9 @@ def control(pid, *args):
     subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True, timeout=120)
 
 
-def counted(pid, outdir, work):
-    """Instructions (Ir) the process ran while `work()` ran, and the seconds it took."""
+def counted(pid, outdir, work, keep=None):
+    """Instructions (Ir) the process ran while `work()` ran, and the seconds it took; the dump
+    is copied to `keep` if given."""
     before = set(glob.glob(os.path.join(outdir, "callgrind.out*")))
     control(pid, "-z")
     control(pid, "-i", "on")
@@ -59,6 +61,8 @@ def counted(pid, outdir, work):
         dumps = set(glob.glob(os.path.join(outdir, "callgrind.out*"))) - before
         if dumps:
             time.sleep(0.5)
+            if keep:
+                shutil.copyfile(sorted(dumps)[-1], keep)
             with open(sorted(dumps)[-1]) as f:
                 for line in f:
                     m = re.match(r"(totals):\s+(\d+)", line)
@@ -91,7 +95,11 @@ def main():
     parser.add_argument("--camd", default=None)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--wait-requests", type=int, default=30)
+    parser.add_argument("--keep", metavar="DIR", help="keep each kind's dumps there (KIND.busy.out, KIND.idle.out), "
+                        "for callgrind_annotate")
     args = parser.parse_args()
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
     outdir = tempfile.mkdtemp(prefix="camd-callgrind-")
     # valgrind 3.19 cannot read the DWARF 5 of Swift 6's builds and gives up: a copy without
     # debug information (function names stay) is what it counts.
@@ -123,8 +131,9 @@ def main():
                 for _ in range(count):
                     code, _, _ = call(camd.sock, "GET", path, timeout=60)
                     assert code == 200, f"{path}: {code}"
-            busy, took = counted(camd.proc.pid, outdir, requests)
-            idle, _ = counted(camd.proc.pid, outdir, lambda took=took: time.sleep(took))
+            kept = os.path.join(args.keep, re.sub(r"[^a-z]+", "-", name).strip("-")) if args.keep else None
+            busy, took = counted(camd.proc.pid, outdir, requests, kept and kept + ".busy.out")
+            idle, _ = counted(camd.proc.pid, outdir, lambda took=took: time.sleep(took), kept and kept + ".idle.out")
             made = camera_status(camd.sock, camd.camera, timeout=60)["frames_encoded"] - encoded
             if made and path != waits:
                 name += " (an encode fell in: counts too high)"

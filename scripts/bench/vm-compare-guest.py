@@ -569,13 +569,16 @@ def poll_phase(args):
     way in each round too, next to camd (before it in odd rounds, after it in even ones, so the
     VM's drift over a round falls on both alike): the two builds compared in one VM run."""
     builds = [("camd", args.camd)] + ([("before", args.camd_before)] if args.camd_before else [])
-    runs = {who: {period: [] for period, _ in POLL_PERIODS} for who in [name for name, _ in builds] + ["ustreamer"]}
+    others = ["ustreamer"] + (["floor"] if args.floor else [])
+    runs = {who: {period: [] for period, _ in POLL_PERIODS} for who in [name for name, _ in builds] + others}
     statuses = {who: {period: [] for period, _ in POLL_PERIODS} for who, _ in builds}
     out = {who: {} for who in runs}
     out["rounds"] = args.poll_rounds
     for round_index in range(args.poll_rounds):
         for who, binary in (builds if round_index % 2 else builds[::-1]):
             poll_camd(args, who, binary, round_index, runs[who], statuses[who], out[who])
+        if args.floor:
+            poll_floor(args, round_index, runs["floor"])
 
         def polled(proc, _):
             for period, count in POLL_PERIODS:
@@ -619,8 +622,37 @@ def poll_camd(args, who, binary, round_index, runs, statuses, out):
             log(f"{who} polled every {period} s (round {round_index + 1}): p50 {result['p50']:.1f} ms, {status}")
         out["hwm_kib"] = max(out.get("hwm_kib", 0), vm_hwm_kib(camd.pid))
         out["memory"] = memory(camd.pid)
+        if not os.path.exists(FLOOR_JPEG):  # the JPEG --floor's server answers with: one of camd's
+            code, _, body = call(camd.sock, "GET", "/v1/cameras/vivid/snapshot", timeout=30)
+            if code == 200:
+                with open(FLOOR_JPEG, "wb") as f:
+                    f.write(body)
     finally:
         camd.stop()
+
+
+FLOOR_JPEG = f"{WORK}/floor.jpg"
+
+
+def poll_floor(args, round_index, runs):
+    """One round of polls of --floor's server (scripts/bench/poll-floor.c), which does the least
+    a server can do for a poll, while vivid captures at 25 fps for nobody, as it does under
+    either daemon: what is left of its answer time is the VM's."""
+    capture = subprocess.Popen(["v4l2-ctl", "-d", DEV, f"--set-fmt-video=width={SIZE.split('x')[0]},height={SIZE.split('x')[1]},"
+                                f"pixelformat={FORMAT}", f"--set-parm={FPS}", "--stream-mmap=3"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sock = f"{WORK}/floor.sock"
+    server = subprocess.Popen([args.floor, sock, FLOOR_JPEG], stdin=subprocess.DEVNULL)
+    try:
+        time.sleep(3)
+        for period, count in POLL_PERIODS:
+            result = poll_client(sock, "/snapshot", period, count * args.poll_scale, server.pid, camd_age, args.idle)
+            runs[period] += result["runs"]
+            log(f"floor polled every {period} s (round {round_index + 1}): p50 {result['p50']:.1f} ms")
+    finally:
+        for proc in (server, capture):
+            proc.kill()
+            proc.wait(10)
 
 
 FAULT_AROUND = "/sys/kernel/debug/fault_around_bytes"
@@ -715,6 +747,8 @@ def main():
                     help="polls camd then µStreamer that many times over, each started afresh")
     ap.add_argument("--camd-before", default=None,
                     help="with --poll-only: another camd build polled in each round too, compared with --camd's")
+    ap.add_argument("--floor", default=None,
+                    help="with --poll-only: this build of poll-floor.c polled in each round too (poll_floor)")
     ap.add_argument("--pages-only", action="store_true", help="only the pages of camd's binary its work touches")
     ap.add_argument("--busy-vcpus", action="store_true",
                     help="a spinner at nice 19 on each vCPU throughout, so that no vCPU halts (busy_vcpus)")
@@ -869,6 +903,19 @@ def report(res):
                 lines.append(f"{f'every {period:g} s: answer time p50 by round, camd/µS':<50} "
                              + " ".join(f"{x / y:.2f}" for x, y in zip(a["round_p50"], b["round_p50"])))
             lines.append(f"  camd status.snapshots in it: {a.get('status')}")
+        least = poll.get("floor")
+        if least and all(period in least for period, _ in POLL_PERIODS):
+            lines += ["", "against the least a server can do here (--floor: poll-floor.c, vivid capturing for nobody), same rounds",
+                      f"{'':<50} {'camd':>10} {'µStreamer':>10} {'floor':>8}"]
+            for period, _ in POLL_PERIODS:
+                a, b, f = c[period], u[period], least[period]
+                for label, key in (("answer time p50, ms", "p50"), ("answer time p50 from the 6th poll, ms", "p50_settled"),
+                                   ("  of it until the headers are read p50, ms", "head_p50")):
+                    lines.append(f"{f'every {period:g} s: ' + label:<50} {a[key]:>10.1f} {b[key]:>10.1f} {f[key]:>8.1f}")
+                lines.append(f"{f'every {period:g} s: answer time p50 / floor':<50} {a['p50'] / f['p50']:>10.2f} "
+                             f"{b['p50'] / f['p50']:>10.2f}")
+                lines.append(f"{f'every {period:g} s: answer time p50 by round, floor, ms':<50} "
+                             + " ".join(f"{x:.1f}" for x in f["round_p50"]))
         old = poll.get("before")
         if old and all(period in old for period, _ in POLL_PERIODS):
             lines += ["", "camd against the build before it (--camd-before), polled in the same rounds",
