@@ -622,7 +622,7 @@ def poll_camd(args, who, binary, round_index, runs, statuses, out):
             log(f"{who} polled every {period} s (round {round_index + 1}): p50 {result['p50']:.1f} ms, {status}")
         out["hwm_kib"] = max(out.get("hwm_kib", 0), vm_hwm_kib(camd.pid))
         out["memory"] = memory(camd.pid)
-        if not os.path.exists(FLOOR_JPEG):  # the JPEG --floor's server answers with: one of camd's
+        if args.floor and not os.path.exists(FLOOR_JPEG):  # the JPEG --floor's server answers with: one of camd's
             code, _, body = call(camd.sock, "GET", "/v1/cameras/vivid/snapshot", timeout=30)
             if code == 200:
                 with open(FLOOR_JPEG, "wb") as f:
