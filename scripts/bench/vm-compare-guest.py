@@ -638,9 +638,9 @@ def poll_floor(args, round_index, runs):
     """One round of polls of --floor's server (scripts/bench/poll-floor.c), which does the least
     a server can do for a poll, while vivid captures at 25 fps for nobody, as it does under
     either daemon: what is left of its answer time is the VM's."""
-    capture = subprocess.Popen(["v4l2-ctl", "-d", DEV, f"--set-fmt-video=width={SIZE.split('x')[0]},height={SIZE.split('x')[1]},"
-                                f"pixelformat={FORMAT}", f"--set-parm={FPS}", "--stream-mmap=3"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    width, height = SIZE.split("x")
+    capture = subprocess.Popen(["v4l2-ctl", "-d", DEV, f"--set-fmt-video=width={width},height={height},pixelformat={FORMAT}",
+                                f"--set-parm={FPS}", "--stream-mmap=3"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     sock = f"{WORK}/floor.sock"
     server = subprocess.Popen([args.floor, sock, FLOOR_JPEG], stdin=subprocess.DEVNULL)
     try:
