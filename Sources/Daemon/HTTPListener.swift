@@ -4,7 +4,6 @@ import HTTPTypes
 import HummingbirdCore
 import Logging
 import NIOCore
-import NIOExtras
 import NIOPosix
 import ServiceLifecycle
 #if canImport(Glibc)
@@ -77,25 +76,17 @@ public struct HTTPListener: Service {
         // answered on the event loop, and those the loop cannot wait for by the router in a task
         // of their own (`ReadySnapshotHandler`).
         let (work, submit) = AsyncStream.makeStream(of: ListenerWork.self)
-        let connections = ConnectionSetup(decoderLimits: Self.headerLimits, idleTimeout: idleTimeout, answers: readySnapshots,
-                                          logger: logger) { item in
-            if case .terminated = submit.yield(item) { return false }
-            return true
-        }
-        // On SIGTERM each quiescing helper closes its listener and tells every connection
-        // to finish: idle keep-alive ones close at once, the others after their response
-        // (live streams end when the cameras stop first). A helper serves exactly one server
-        // channel (it keeps the first one it is given), so each endpoint gets its own: with one
-        // shared, SIGTERM closed only the Unix socket and the TCP accept loop ran on until
-        // shutdown_timeout cancelled the daemon.
-        var servers: [any Channel] = []
-        var helpers: [ServerQuiescingHelper] = []
         // Every listener and every connection on one event loop. With the group's loops, a
         // connection accepted on one loop was registered on the next, and the two loops woke
         // each other four times before its request was read.
         let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let connections = ConnectionSetup(decoderLimits: Self.headerLimits, idleTimeout: idleTimeout, answers: readySnapshots,
+                                          logger: logger, on: loop) { item in
+            if case .terminated = submit.yield(item) { return false }
+            return true
+        }
+        var servers: [any Channel] = []
         for endpoint in endpoints {
-            let quiescing = ServerQuiescingHelper(group: loop)
             let bootstrap = ServerBootstrap(group: loop)
                 .serverChannelOption(ChannelOptions.backlog, value: 256)
                 // One accept per wake-up: NIO's default (four) ends every accept with one more
@@ -104,8 +95,7 @@ public struct HTTPListener: Service {
                 .serverChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)
                 .serverChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers(quiescing.makeServerChannelHandler(channel: channel),
-                                                                        ConnectionAcceptor(connections))
+                        try channel.pipeline.syncOperations.addHandler(ConnectionAcceptor(connections))
                     }
                 }
                 // Where `ConnectionAcceptor` leaves a connection to the bootstrap.
@@ -118,12 +108,10 @@ public struct HTTPListener: Service {
                 for server in servers { try? await server.close() }
                 throw error
             }
-            helpers.append(quiescing)
             logger.info("listening on \(endpoint)")
         }
         await onListening()
         let listening = servers
-        let quiescers = helpers
         // The listeners closed (SIGTERM), no connection is handed over any more.
         EventLoopFuture.andAllComplete(listening.map(\.closeFuture), on: loop).whenComplete { _ in submit.finish() }
         await withGracefulShutdownHandler {
@@ -142,8 +130,15 @@ public struct HTTPListener: Service {
                 for server in listening { server.close(promise: nil) }
             }
         } onGracefulShutdown: {
-            // Bounded by the service group's shutdown_timeout; then the connections are cancelled.
-            for quiescing in quiescers { quiescing.initiateShutdown(promise: nil) }
+            // On SIGTERM every listener closes, and every connection is told to finish: idle
+            // keep-alive ones close at once, the others after their response (live streams end
+            // when the cameras stop first). Bounded by the service group's shutdown_timeout;
+            // then the connections are cancelled.
+            let tracked = connections.connections
+            loop.execute {
+                for server in listening { server.close(promise: nil) }
+                tracked.value.quiesce()
+            }
         }
         for case .unixSocket(let path, _, _) in endpoints { unlink(path) }
     }

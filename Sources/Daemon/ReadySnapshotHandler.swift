@@ -28,20 +28,38 @@ enum ListenerWork: Sendable {
 /// instructions without the two of Hummingbird, and about 10% fewer again without the encoder).
 struct ConnectionSetup: Sendable {
     let decoderLimits: HTTP1Channel.Configuration.DecoderConfiguration
-    let idleTimeout: Duration
     let answers: ReadySnapshots?
     let logger: Logger
     /// Gives the listener's task group work; false when the listener has stopped taking it.
     let submit: @Sendable (ListenerWork) -> Bool
+    /// The listener's loop, where every connection is served, and its connections.
+    let eventLoop: any EventLoop
+    let connections: NIOLoopBoundBox<ListenerConnections>
+
+    /// A connection's setup for a listener on `eventLoop`.
+    init(decoderLimits: HTTP1Channel.Configuration.DecoderConfiguration, idleTimeout: Duration, answers: ReadySnapshots?,
+         logger: Logger, on eventLoop: any EventLoop, submit: @escaping @Sendable (ListenerWork) -> Bool) {
+        self.decoderLimits = decoderLimits
+        self.answers = answers
+        self.logger = logger
+        self.submit = submit
+        self.eventLoop = eventLoop
+        // Made off the loop, for the loop only: every access asserts it is there.
+        self.connections = .makeBoxSendingValue(ListenerConnections(on: eventLoop, idleTimeout: idleTimeout), eventLoop: eventLoop)
+    }
+
+    /// A connection on another loop than the listener's, which its connections cannot keep.
+    struct AnotherEventLoop: Error {}
 
     func setUp(_ channel: any Channel) throws {
+        guard channel.eventLoop === eventLoop else { throw AnotherEventLoop() }
         // A client that closes its side after its request still gets the answer. Set here, on
         // the loop, rather than as the bootstrap's child option, which NIO sets through futures.
         try channel.syncOptions?.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
         let pipeline = channel.pipeline.syncOperations
         // Named: a handler without a name gets one made by string interpolation ("handler0").
         try pipeline.addHandler(PollHeadReader(limits: Self.limits(decoderLimits)), name: "poll-heads")
-        try pipeline.addHandler(ReadySnapshotHandler(answers: answers, idleTimeout: idleTimeout, logger: logger, submit: submit),
+        try pipeline.addHandler(ReadySnapshotHandler(answers: answers, connections: connections.value, logger: logger, submit: submit),
                                 name: "ready-snapshots")
     }
 
@@ -66,11 +84,12 @@ struct ConnectionSetup: Sendable {
 /// that finds the connection not writable: NIOAsyncChannel stops reading then, this handler
 /// does not.
 /// Until then it does what `HTTPConnectionStateHandler` does once Hummingbird has the
-/// connection: it closes one idle for `idleTimeout` (never while a poll waits for its answer), and
-/// at shutdown (`ChannelShouldQuiesceEvent`) closes an idle connection at once and a busy one
-/// after its answer. It writes its answers as bytes (`ByteBuffer.writeSnapshotAnswer`,
-/// `writeAnswerHead`); NIO's response encoder comes with Hummingbird's handlers.
-final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHandler {
+/// connection: it closes one idle for the idle timeout (never while a poll waits for its answer;
+/// `ListenerConnections` sweeps), and at shutdown (`ChannelShouldQuiesceEvent`) closes an idle
+/// connection at once and a busy one after its answer. It writes its answers as bytes
+/// (`ByteBuffer.writeSnapshotAnswer`, `writeAnswerHead`); NIO's response encoder comes with
+/// Hummingbird's handlers.
+final class ReadySnapshotHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundOut = ByteBuffer
@@ -91,7 +110,12 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
 
     private let answers: ReadySnapshots?
     private let submit: @Sendable (ListenerWork) -> Bool
-    private let idleTimeout: Duration
+    /// The listener's connections, this one among them while it is in the pipeline.
+    private let connections: ListenerConnections
+    /// Its place in `connections`.
+    var slot: Int?
+    /// Its place in the pipeline, for the idle sweep and the shutdown.
+    private var context: ChannelHandlerContext?
     private let logger: Logger
     private var state = State.idle
     /// Whether the connection came over TCP; nil when its address is unknown (then the
@@ -121,14 +145,10 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
     private var quiescing = false
     /// When the connection last read a request's part or wrote an answer, for the idle timeout.
     private var lastActive = NIODeadline.now()
-    /// The idle check pending, and the connection it looks at. A scheduled callback, which
-    /// unlike a scheduled task makes no promise, future or closure for each connection.
-    private var idleCheck: NIOScheduledCallback?
-    private var idleContext: ChannelHandlerContext?
 
-    init(answers: ReadySnapshots?, idleTimeout: Duration, logger: Logger, submit: @escaping @Sendable (ListenerWork) -> Bool) {
+    init(answers: ReadySnapshots?, connections: ListenerConnections, logger: Logger, submit: @escaping @Sendable (ListenerWork) -> Bool) {
         self.answers = answers
-        self.idleTimeout = idleTimeout
+        self.connections = connections
         self.logger = logger
         self.submit = submit
     }
@@ -139,17 +159,14 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
         case .v4, .v6: overTCP = true
         case nil: overTCP = nil
         }
-        if context.channel.isActive { checkIdle(context) }
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        checkIdle(context)
-        context.fireChannelActive()
+        self.context = context
+        connections.add(self)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         state = .closing
-        stopIdleChecks()
+        connections.remove(self)
+        self.context = nil
         routerAnswer?.fail(ChannelError.ioOnClosedChannel)
         routerAnswer = nil
         waitLimit?.cancel()
@@ -308,7 +325,6 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
         let written = context.writeAndFlush(wrapOutboundOut(answer))
         lastWrite = written
         lastActive = .now()
-        checkIdle(context)
         if close || quiescing {
             // As Hummingbird ends a `Connection: close` exchange: read nothing more, send the
             // answer, close the output, and let the client close.
@@ -356,39 +372,23 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// Closes the connection `idleTimeout` after it was last active, if it has not been since,
-    /// as `HTTPConnectionStateHandler` does: a request half sent is idle too, a poll that waits
-    /// for its answer is not (it is looked at again once answered). One check is pending at a time;
-    /// one that finds the connection active since looks again `idleTimeout` after that.
-    private func checkIdle(_ context: ChannelHandlerContext) {
-        guard idleCheck == nil else { return }
-        idleContext = context
-        idleCheck = try? context.eventLoop.assumeIsolated().scheduleCallback(at: idleDeadline, handler: self)
-    }
-
-    func handleScheduledCallback(eventLoop: some EventLoop) {
-        idleCheck = nil
-        guard let context = idleContext else { return }
+    /// Closes the connection if it has been idle since before `deadline`, as
+    /// `HTTPConnectionStateHandler` closes one idle for its timeout (`ListenerConnections`'
+    /// sweep): a request half sent is idle too, a poll that waits for its answer is not, nor a
+    /// connection Hummingbird has (its own handler times it out).
+    func closeIfIdle(since deadline: NIODeadline) {
+        guard let context, lastActive <= deadline else { return }
         switch state {
-        case .handedOver, .closing, .waiting:
-            break
-        case .idle, .answering:
-            if idleDeadline <= .now() {
-                closing(context)
-            } else {
-                checkIdle(context)
-            }
+        case .idle, .answering: closing(context)
+        case .handedOver, .closing, .waiting: break
         }
     }
 
-    private func stopIdleChecks() {
-        idleCheck?.cancel()
-        idleCheck = nil
-        idleContext = nil
+    /// The daemon is stopping (`ListenerConnections.quiesce`): told as NIO's
+    /// `ServerQuiescingHelper` tells a connection, through its whole pipeline.
+    func quiesce() {
+        context?.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
     }
-
-    /// When the connection is idle for `idleTimeout` unless it is active before.
-    private var idleDeadline: NIODeadline { lastActive + TimeAmount(idleTimeout) }
 
     /// The client will send nothing more. Every request it sent is still answered: a poll that
     /// waits, and the requests held behind it, which `answered` passes on before it comes here
@@ -410,7 +410,6 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
     /// when that fails or the listener no longer takes connections.
     private func handToHummingbird(_ context: ChannelHandlerContext) -> Bool {
         state = .handedOver
-        stopIdleChecks()
         if context.channel.isActive, let value = try? hummingbirdsHandlers(after: context),
            submit(.connection(value)) {
             return true
@@ -428,7 +427,7 @@ final class ReadySnapshotHandler: ChannelInboundHandler, NIOScheduledCallbackHan
     private func hummingbirdsHandlers(after context: ChannelHandlerContext) throws -> HTTP1Channel.Value {
         let pipeline = context.pipeline.syncOperations
         try pipeline.addHandlers([HTTPResponseEncoder(configuration: .init()), HeadAnswerFramer(), HTTP1ToHTTPServerCodec(secure: false),
-                                  HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger)],
+                                  HTTPConnectionStateHandler(idleTimeout: connections.idleTimeout, logger: logger)],
                                  position: .after(self))
         return try HTTP1Channel.Value(wrappingChannelSynchronously: context.channel,
                                       configuration: .init(isOutboundHalfClosureEnabled: true))
