@@ -24,6 +24,14 @@ An idle window as long as the requests took is counted the same way and taken of
 so what is left is the requests' own work (HTTP, routing, the answer). Instructions,
 not seconds: the count is the same whatever else the machine does. Nothing is
 asserted; the closing notes and docs/performance.md keep the figures.
+
+"code run" is how much different code ran in the window: the distinct instructions
+(and 4 KiB pages of code) executed at least once, whatever the number of requests, as
+every request of a kind runs the same code. It matters where each request runs cold, as
+a poll every 0.5 s does: in the emulated VM (vm-compare) the first run of each piece of
+code after a switch between processes costs a lookup of its translation, which executes
+no instruction of the guest's. The window's other threads (the capture at 5 fps, the idle
+loop) are in it too: the idle window's column shows about how much.
 """
 import argparse
 import glob
@@ -45,9 +53,28 @@ def control(pid, *args):
     subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True, timeout=120)
 
 
+def code_run(dump):
+    """Distinct instruction addresses with a cost in a dump written with --dump-instr=yes
+    --compress-pos=no, and the distinct 4 KiB pages they are on. The line after `calls=` is
+    the call's inclusive cost at the call's address, not code of its own: skipped."""
+    addresses = set()
+    after_call = False
+    with open(dump) as f:
+        for line in f:
+            if line.startswith("calls="):
+                after_call = True
+            elif line.startswith("0x"):
+                if not after_call:
+                    fields = line.split()  # address, line (0: no debug information), Ir
+                    if len(fields) > 1 and int(fields[-1]):
+                        addresses.add(int(fields[0], 16))
+                after_call = False
+    return len(addresses), len({address >> 12 for address in addresses})
+
+
 def counted(pid, outdir, work, keep=None):
-    """Instructions (Ir) the process ran while `work()` ran, and the seconds it took; the dump
-    is copied to `keep` if given."""
+    """Instructions (Ir) the process ran while `work()` ran, the seconds it took, and the code
+    it ran (`code_run`); the dump is copied to `keep` if given."""
     before = set(glob.glob(os.path.join(outdir, "callgrind.out*")))
     control(pid, "-z")
     control(pid, "-i", "on")
@@ -67,7 +94,7 @@ def counted(pid, outdir, work, keep=None):
                 for line in f:
                     m = re.match(r"(totals):\s+(\d+)", line)
                     if m:
-                        return int(m.group(2)), took
+                        return int(m.group(2)), took, code_run(sorted(dumps)[-1])
         time.sleep(0.2)
     raise RuntimeError("callgrind wrote no dump")
 
@@ -108,7 +135,7 @@ def main():
     subprocess.run(["objcopy", "--strip-debug", source, binary], check=True)
     camd = Camd(binary=binary, size="320x240", fps=5, log_level="warning",
                 wrapper=["valgrind", "--tool=callgrind", "--instr-atstart=no",
-                         f"--callgrind-out-file={outdir}/callgrind.out.%p"])
+                         "--dump-instr=yes", "--compress-pos=no", f"--callgrind-out-file={outdir}/callgrind.out.%p"])
     camd.start(timeout=300)
     rows = []
     try:
@@ -132,21 +159,24 @@ def main():
                     code, _, _ = call(camd.sock, "GET", path, timeout=60)
                     assert code == 200, f"{path}: {code}"
             kept = os.path.join(args.keep, re.sub(r"[^a-z]+", "-", name).strip("-")) if args.keep else None
-            busy, took = counted(camd.proc.pid, outdir, requests, kept and kept + ".busy.out")
-            idle, _ = counted(camd.proc.pid, outdir, lambda took=took: time.sleep(took), kept and kept + ".idle.out")
+            busy, took, (code, pages) = counted(camd.proc.pid, outdir, requests, kept and kept + ".busy.out")
+            idle, _, (idle_code, idle_pages) = counted(camd.proc.pid, outdir, lambda took=took: time.sleep(took),
+                                                       kept and kept + ".idle.out")
             made = camera_status(camd.sock, camd.camera, timeout=60)["frames_encoded"] - encoded
             if made and path != waits:
                 name += " (an encode fell in: counts too high)"
             elif path == waits and made != count:
                 name += f" ({made} encodes for {count})"
-            rows.append([name, count, f"{busy / count:,.0f}", f"{idle / count:,.0f}", f"{(busy - idle) / count:,.0f}"])
+            rows.append([name, count, f"{busy / count:,.0f}", f"{idle / count:,.0f}", f"{(busy - idle) / count:,.0f}",
+                         f"{code:,} in {pages} pages", f"{idle_code:,} in {idle_pages} pages"])
     finally:
         camd.stop(timeout=120)
     commit = subprocess.run(["git", "-C", camdclient.REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     print(f"instructions per request, callgrind ({camdclient.describe_binary(source)} without its debug information,"
           f" commit {commit})")
-    columns([["request", "requests", "Ir/request", "idle Ir/request", "request's own Ir"]] + rows)
+    columns([["request", "requests", "Ir/request", "idle Ir/request", "request's own Ir", "code run (instructions)",
+              "idle window's code run"]] + rows)
 
 
 if __name__ == "__main__":
