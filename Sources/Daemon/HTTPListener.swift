@@ -80,8 +80,8 @@ public struct HTTPListener: Service {
         // connection accepted on one loop was registered on the next, and the two loops woke
         // each other four times before its request was read.
         let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let connections = ConnectionSetup(decoderLimits: Self.headerLimits, idleTimeout: idleTimeout, answers: readySnapshots,
-                                          logger: logger, on: loop) { item in
+        let setUp = ConnectionSetup(decoderLimits: Self.headerLimits, idleTimeout: idleTimeout, answers: readySnapshots,
+                                    logger: logger, on: loop) { item in
             if case .terminated = submit.yield(item) { return false }
             return true
         }
@@ -95,12 +95,12 @@ public struct HTTPListener: Service {
                 .serverChannelOption(ChannelOptions.maxMessagesPerRead, value: 1)
                 .serverChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(ConnectionAcceptor(connections))
+                        try channel.pipeline.syncOperations.addHandler(ConnectionAcceptor(setUp))
                     }
                 }
                 // Where `ConnectionAcceptor` leaves a connection to the bootstrap.
                 .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture { try connections.setUp(channel) }
+                    channel.eventLoop.makeCompletedFuture { try setUp.setUp(channel) }
                 }
             do {
                 servers.append(try await bind(endpoint, bootstrap))
@@ -134,7 +134,7 @@ public struct HTTPListener: Service {
             // keep-alive ones close at once, the others after their response (live streams end
             // when the cameras stop first). Bounded by the service group's shutdown_timeout;
             // then the connections are cancelled.
-            let tracked = connections.connections
+            let tracked = setUp.connections
             loop.execute {
                 for server in listening { server.close(promise: nil) }
                 tracked.value.quiesce()
