@@ -53,15 +53,19 @@ def control(pid, *args):
     subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True, timeout=120)
 
 
-def code_run(dump):
-    """Distinct instruction addresses with a cost in a dump written with --dump-instr=yes
-    --compress-pos=no, and the distinct 4 KiB pages they are on. The line after `calls=` is
-    the call's inclusive cost at the call's address, not code of its own: skipped."""
+def read_dump(dump):
+    """A dump's total instructions (Ir), and the code it ran: the distinct instruction addresses
+    with a cost (the dump is written with --dump-instr=yes --compress-pos=no) and the distinct
+    4 KiB pages they are on. The line after `calls=` is the call's inclusive cost at the call's
+    address, not code of its own: skipped. One pass: a dump is several MB."""
+    total = None
     addresses = set()
     after_call = False
     with open(dump) as f:
         for line in f:
-            if line.startswith("calls="):
+            if line.startswith("totals:"):
+                total = int(line.split()[1])
+            elif line.startswith("calls="):
                 after_call = True
             elif line.startswith("0x"):
                 if not after_call:
@@ -69,12 +73,12 @@ def code_run(dump):
                     if len(fields) > 1 and int(fields[-1]):
                         addresses.add(int(fields[0], 16))
                 after_call = False
-    return len(addresses), len({address >> 12 for address in addresses})
+    return total, (len(addresses), len({address >> 12 for address in addresses}))
 
 
 def counted(pid, outdir, work, keep=None):
     """Instructions (Ir) the process ran while `work()` ran, the seconds it took, and the code
-    it ran (`code_run`); the dump is copied to `keep` if given."""
+    it ran (`read_dump`); the dump is copied to `keep` if given."""
     before = set(glob.glob(os.path.join(outdir, "callgrind.out*")))
     control(pid, "-z")
     control(pid, "-i", "on")
@@ -88,13 +92,12 @@ def counted(pid, outdir, work, keep=None):
         dumps = set(glob.glob(os.path.join(outdir, "callgrind.out*"))) - before
         if dumps:
             time.sleep(0.5)
+            dump = sorted(dumps)[-1]
             if keep:
-                shutil.copyfile(sorted(dumps)[-1], keep)
-            with open(sorted(dumps)[-1]) as f:
-                for line in f:
-                    m = re.match(r"(totals):\s+(\d+)", line)
-                    if m:
-                        return int(m.group(2)), took, code_run(sorted(dumps)[-1])
+                shutil.copyfile(dump, keep)
+            total, code = read_dump(dump)
+            if total is not None:
+                return total, took, code
         time.sleep(0.2)
     raise RuntimeError("callgrind wrote no dump")
 
