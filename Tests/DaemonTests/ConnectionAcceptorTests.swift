@@ -21,15 +21,10 @@ import Testing
         }
     }
 
-    static func setUp(on loop: EmbeddedEventLoop) -> ConnectionSetup {
-        ConnectionSetup(decoderLimits: HTTPListener.headerLimits, idleTimeout: .seconds(60), answers: nil,
-                        logger: Logger(label: "test"), on: loop) { _ in true }
-    }
-
     /// An active listener on `loop`: the acceptor, then `standIn` under `name`.
     static func listener(_ loop: EmbeddedEventLoop, standIn: Seen, name: String, active: Bool = true) throws -> EmbeddedChannel {
         let server = EmbeddedChannel(loop: loop)
-        try server.pipeline.syncOperations.addHandler(ConnectionAcceptor(setUp(on: loop)))
+        try server.pipeline.syncOperations.addHandler(ConnectionAcceptor(.forTests(on: loop)))
         try server.pipeline.syncOperations.addHandler(standIn, name: name)
         if active { try server.connect(to: SocketAddress(unixDomainSocketPath: "/run/camd-test.sock")).wait() }
         return server

@@ -11,11 +11,6 @@ import Glibc
 /// A listener's connections, kept by their handlers' slots on the loop: each is told at shutdown,
 /// and the sweep closes the idle ones.
 @Suite struct ListenerConnectionsTests {
-    static func setUp(on loop: EmbeddedEventLoop, idleTimeout: Duration = .seconds(60)) -> ConnectionSetup {
-        ConnectionSetup(decoderLimits: HTTPListener.headerLimits, idleTimeout: idleTimeout, answers: nil,
-                        logger: Logger(label: "test"), on: loop) { _ in true }
-    }
-
     /// `count` connections set up on `loop` and active.
     static func connections(_ count: Int, _ setUp: ConnectionSetup, on loop: EmbeddedEventLoop) throws -> [EmbeddedChannel] {
         try (0..<count).map { _ in
@@ -28,7 +23,7 @@ import Glibc
 
     @Test func aConnectionThatClosesGivesItsSlotBackAndTheOthersAreStillTold() throws {
         let loop = EmbeddedEventLoop()
-        let setUp = Self.setUp(on: loop)
+        let setUp = ConnectionSetup.forTests(on: loop)
         let channels = try Self.connections(4, setUp, on: loop)
         let count = setUp.connections.value.count
         #expect(count == 4)
@@ -54,7 +49,7 @@ import Glibc
 
     @Test func theSweepClosesAConnectionIdleForTheTimeoutAndNotBefore() throws {
         let loop = EmbeddedEventLoop()
-        let setUp = Self.setUp(on: loop, idleTimeout: .seconds(1))
+        let setUp = ConnectionSetup.forTests(on: loop, idleTimeout: .seconds(1))
         let channels = try Self.connections(2, setUp, on: loop)
         // A request half sent is idle too.
         try channels[1].writeInbound(ByteBuffer(string: "GET /v1/status HTTP/1.1\r\nHo"))
@@ -67,5 +62,13 @@ import Glibc
         #expect(!channels[1].isActive, "a half-sent request was not closed once idle for the timeout")
         loop.run()
         #expect(setUp.connections.value.count == 0)
+    }
+}
+
+extension ConnectionSetup {
+    /// A listener's connection setup on `loop`, without snapshots to answer, whose work is taken.
+    static func forTests(on loop: EmbeddedEventLoop, idleTimeout: Duration = .seconds(60)) -> ConnectionSetup {
+        ConnectionSetup(decoderLimits: HTTPListener.headerLimits, idleTimeout: idleTimeout, answers: nil,
+                        logger: Logger(label: "test"), on: loop) { _ in true }
     }
 }
