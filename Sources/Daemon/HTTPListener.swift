@@ -1,3 +1,4 @@
+import CaptureSession
 import ControlAPI
 import Hummingbird
 import HTTPTypes
@@ -80,6 +81,12 @@ public struct HTTPListener: Service {
         // connection accepted on one loop was registered on the next, and the two loops woke
         // each other four times before its request was read.
         let loop = MultiThreadedEventLoopGroup.singleton.next()
+        // Under SCHED_BATCH, a client that connects or closes is not preempted by the loop it
+        // wakes (`ThreadScheduling`).
+        loop.execute {
+            let refused = ThreadScheduling.batchCurrentThread()
+            if refused != 0 { logger.notice("event loop left under the default scheduling policy: \(String(cString: strerror(refused)))") }
+        }
         let setUp = ConnectionSetup(decoderLimits: Self.headerLimits, idleTimeout: idleTimeout, answers: readySnapshots,
                                     logger: logger, on: loop) { item in
             if case .terminated = submit.yield(item) { return false }

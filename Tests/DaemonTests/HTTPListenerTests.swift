@@ -1,4 +1,5 @@
 import CamdTestSupport
+import CaptureSession
 @testable import ControlAPI
 @testable import Daemon
 import Foundation
@@ -80,6 +81,18 @@ import Glibc
         }
     }
 
+    /// The listener's event loop runs under SCHED_BATCH: a client on the same machine that
+    /// connects or closes is not preempted by the loop it wakes (`ThreadScheduling`).
+    @Test func theEventLoopRunsUnderBatchScheduling() async throws {
+        try await withListener(idleTimeout: .seconds(60)) { path, group in
+            let client = try RawUnixClient(path: path)
+            let answer = try await client.request("GET /policy HTTP/1.1\r\nHost: camd\r\nConnection: close\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 200"))
+            #expect(answer.hasSuffix("\r\n\r\n\(ThreadScheduling.batchPolicy)"), "the loop's policy: \(answer)")
+            await group.triggerGracefulShutdown()
+        }
+    }
+
     @Test func aTCPAddressThatCannotBeUsedIsAConfigurationError() async throws {
         // A port already taken by another socket of this process.
         let (taken, port) = try RunningDaemon.loopbackSocket(listening: true)
@@ -108,6 +121,10 @@ import Glibc
         let router = Router(context: CamdRequestContext.self)
         router.get("ping") { _, _ in "pong" }
         router.get("loop") { _, context in context.channel.map { "\(ObjectIdentifier($0.eventLoop))" } ?? "none" }
+        router.get("policy") { _, context -> String in
+            guard let loop = context.channel?.eventLoop else { return "none" }
+            return "\(try await loop.submit { ThreadScheduling.currentPolicy() }.get())"
+        }
         router.get("slow") { _, _ -> String in
             try await Task.sleep(for: .seconds(3))
             return "done"

@@ -267,21 +267,30 @@ else
 fi
 
 # ---------------------------------------------------------------- thread priorities
-# Encoders run 5 steps nicer than capture (EncoderWorker.niceness): the unit's
-# SystemCallFilter= must let setpriority through (@resources holds it).
+# Encoders run 5 steps nicer than capture (EncoderWorker.niceness), and they and the
+# HTTP event loop under SCHED_BATCH (ThreadScheduling): the unit's SystemCallFilter=
+# must let setpriority and sched_setscheduler through (@resources holds both).
+# /proc/PID/task/TID/stat after the name: nice is the 17th word, the policy the 39th.
 threads=
+policies=
 if [ -n "$main_pid" ] && [ "$main_pid" != 0 ]; then
     for t in /proc/"$main_pid"/task/*; do
         name=$(cat "$t/comm" 2>/dev/null) || continue
         case "$name" in camd-enc*|camd-cap*) threads="$threads $name=$(sed 's/.*) //' "$t/stat" | awk '{print $17}')" ;; esac
+        case "$name" in camd-enc*|camd-cap*|NIO-*) policies="$policies $name=$(sed 's/.*) //' "$t/stat" | awk '{print $39}')" ;; esac
     done
 fi
 if [ "${STAND_IN:-0}" = 1 ]; then
     info thread-nice "skipped: the stand-in has no encoder threads"
+    info thread-policy "skipped: the stand-in has no encoder threads"
 else
     check thread-nice "encoder threads at nice 5, capture at 0:${threads:- no camd-enc/camd-cap threads}" \
         sh -c 'echo " $1 " | grep -q " camd-enc[^ ]*=5 " && echo " $1 " | grep -q " camd-cap[^ ]*=0 " \
             && ! echo " $1 " | grep -qE " camd-enc[^ ]*=[^5] "' sh "$threads"
+    # 3 is SCHED_BATCH, 0 SCHED_OTHER; one NIO thread is the listeners' event loop.
+    check thread-policy "encoders and an event loop under SCHED_BATCH, capture not:${policies:- no threads}" \
+        sh -c 'echo " $1 " | grep -q " camd-enc[^ ]*=3 " && echo " $1 " | grep -q " NIO-[^ ]*=3 " \
+            && echo " $1 " | grep -q " camd-cap[^ ]*=0 " && ! echo " $1 " | grep -qE " camd-enc[^ ]*=[^3] "' sh "$policies"
 fi
 
 # ---------------------------------------------------------------- journal
