@@ -44,7 +44,8 @@ enum WorkerThread {
 ///   it in one turn. (docs/performance.md, "The listeners' loop and the encoders under
 ///   SCHED_BATCH".)
 /// The capture thread stays under the default policy: its wake-up is a frame that must be
-/// taken before the driver needs the buffer again.
+/// taken before the driver needs the buffer again. The cost: with every core busy, a request
+/// waits for the running thread to block or end its slice (milliseconds), not preempting it.
 public enum ThreadScheduling {
     /// `SCHED_BATCH` in <sched.h>, which glibc declares only with `_GNU_SOURCE`.
     public static let batchPolicy: Int32 = 3
