@@ -267,11 +267,14 @@ import VideoCore
         let start = FrameHub.monotonicNow() + 0.1
         var ages: [Double] = []
         var polled = await session.status()
+        var gaps: [Double] = [], lastAsked: Double?
         for index in 0..<40 {
             let due = start + Double(index) * period
             let wait = due - FrameHub.monotonicNow()
             if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
             let asked = FrameHub.monotonicNow()
+            if let lastAsked { gaps.append(asked - lastAsked) }
+            lastAsked = asked
             let frame = try await session.snapshot()
             if index >= 6 { ages.append(asked - frame.monotonicTime) }
             if anotherClient, index % 3 == 1 {
@@ -282,8 +285,14 @@ import VideoCore
             let served = polled.snapshots.madeAhead - polled.snapshots.madeAheadUnused
             if index >= 11, polled.snapshots.answeredReady >= 1, served >= 1 { break }
         }
-        // The period the status reports, when one is believed, is within the cadence's tolerance.
-        #expect(polled.snapshots.pollPeriod.map { abs($0 - period) <= SnapshotCadence.tolerance * period } ?? true, "\(polled.snapshots)")
+        // The period the status reports, when one is believed, is the one the client kept: within
+        // the cadence's tolerance of the period it meant, or of the median of its last five gaps
+        // where a loaded machine held its requests back (a CI run's client kept 0.728 s).
+        let recent = gaps.suffix(5).sorted()
+        let kept = recent.isEmpty ? period : recent[recent.count / 2]
+        #expect(polled.snapshots.pollPeriod.map { reported in
+            [period, kept].contains { abs(reported - $0) <= SnapshotCadence.tolerance * $0 }
+        } ?? true, "\(polled.snapshots), the client's gaps \(gaps)")
         try await Task.sleep(for: .seconds(1.5))
         let after = await session.status()
         await session.stop()
