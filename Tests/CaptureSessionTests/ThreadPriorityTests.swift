@@ -29,40 +29,42 @@ import VideoCore
         }
     }
 
-    @Test func encoderThreadsRunNicerThanTheCaptureThread() async throws {
-        let session = CaptureSession(settings: CameraSettings(id: "nice", device: FrameSources.syntheticName,
+    /// Runs `body` while a synthetic camera with two encoder threads runs, after its first
+    /// snapshot (so both encoders have started).
+    private func whileEncoding(id: String, _ body: () -> Void) async throws {
+        let session = CaptureSession(settings: CameraSettings(id: id, device: FrameSources.syntheticName,
                                                               size: FrameSize(width: 320, height: 240), fps: 30,
                                                               encoderThreads: 2))
         await session.start()
         _ = try await session.snapshot(maxAge: 1)
-
-        let encoders = Self.niceValues(prefix: "camd-enc")
-        let capture = Self.niceValues(prefix: "camd-cap-")
-        // Other tests' sessions may run beside this one: their threads obey the same rule.
-        #expect(encoders.count >= 2, "expected this camera's two encoder threads, found \(encoders.count)")
-        #expect(capture.count >= 1, "expected this camera's capture thread, found none")
-        let base = Int(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))
-        #expect(encoders.allSatisfy { $0 == min(19, base + Int(EncoderWorker.niceness)) }, "encoder nice values \(encoders)")
-        #expect(capture.allSatisfy { $0 == base }, "capture nice values \(capture)")
+        body()
         await session.stop()
+    }
+
+    @Test func encoderThreadsRunNicerThanTheCaptureThread() async throws {
+        try await whileEncoding(id: "nice") {
+            let encoders = Self.niceValues(prefix: "camd-enc")
+            let capture = Self.niceValues(prefix: "camd-cap-")
+            // Other tests' sessions may run beside this one: their threads obey the same rule.
+            #expect(encoders.count >= 2, "expected this camera's two encoder threads, found \(encoders.count)")
+            #expect(capture.count >= 1, "expected this camera's capture thread, found none")
+            let base = Int(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0))
+            #expect(encoders.allSatisfy { $0 == min(19, base + Int(EncoderWorker.niceness)) }, "encoder nice values \(encoders)")
+            #expect(capture.allSatisfy { $0 == base }, "capture nice values \(capture)")
+        }
     }
 
     /// Encoder threads run under SCHED_BATCH: woken by a frame, they do not preempt the thread
     /// running (the capture thread, the event loop, a client); the capture thread is woken by
     /// frames the driver needs back, and keeps the default policy.
     @Test func encoderThreadsRunUnderBatchSchedulingAndTheCaptureThreadDoesNot() async throws {
-        let session = CaptureSession(settings: CameraSettings(id: "batch", device: FrameSources.syntheticName,
-                                                              size: FrameSize(width: 320, height: 240), fps: 30,
-                                                              encoderThreads: 2))
-        await session.start()
-        _ = try await session.snapshot(maxAge: 1)
-
-        let encoders = Self.policies(prefix: "camd-enc")
-        let capture = Self.policies(prefix: "camd-cap-")
-        #expect(encoders.count >= 2, "expected this camera's two encoder threads, found \(encoders.count)")
-        #expect(capture.count >= 1, "expected this camera's capture thread, found none")
-        #expect(encoders.allSatisfy { $0 == Int(ThreadScheduling.batchPolicy) }, "encoder policies \(encoders)")
-        #expect(capture.allSatisfy { $0 == 0 }, "capture policies \(capture)")
-        await session.stop()
+        try await whileEncoding(id: "batch") {
+            let encoders = Self.policies(prefix: "camd-enc")
+            let capture = Self.policies(prefix: "camd-cap-")
+            #expect(encoders.count >= 2, "expected this camera's two encoder threads, found \(encoders.count)")
+            #expect(capture.count >= 1, "expected this camera's capture thread, found none")
+            #expect(encoders.allSatisfy { $0 == Int(ThreadScheduling.batchPolicy) }, "encoder policies \(encoders)")
+            #expect(capture.allSatisfy { $0 == 0 }, "capture policies \(capture)")
+        }
     }
 }
