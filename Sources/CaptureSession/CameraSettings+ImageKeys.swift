@@ -37,6 +37,10 @@ extension CameraSettings {
         Key("image.overlay_corner", .text("\"top-left\", \"top-right\", \"bottom-left\" or \"bottom-right\"",
                                           { TextOverlay.Corner(rawValue: $0) }, format: \.rawValue),
             at: \.image.overlayCorner, default: .bottomLeft, "\"bottom-left\"", restart: .encoders, "Where the overlay goes."),
+        Key("image.chroma", .text("\"4:2:0\" or \"camera\"", { JPEGChroma(rawValue: $0) }, format: \.rawValue),
+            at: \.image.chroma, default: .halved, "\"4:2:0\"", restart: .encoders,
+            "Colour resolution of the JPEGs camd encodes: 4:2:0 halves it each way, as most JPEGs (smaller, quicker); "
+                + "camera keeps all the camera sends (4:2:2 from YUYV). MJPEG cameras' frames pass through as they come."),
         Key("image.stream_overlay", .boolean, at: \.image.streamOverlay, default: false, "false", restart: .encoders,
             "Also draw the overlay on every frame of the live stream (once per frame, for all clients)."),
     ]

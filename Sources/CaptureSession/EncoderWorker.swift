@@ -44,7 +44,7 @@ final class EncoderWorker: Sendable {
     static let niceness: Int32 = 5
 
     private func run() {
-        guard let encoder = try? FrameEncoder(quality: quality, stripRunner: StripPool.shared) else { return }
+        guard let encoder = try? FrameEncoder(quality: quality, chroma: image.chroma, stripRunner: StripPool.shared) else { return }
         while let (frame, generation) = hub.nextFrameToEncode(epoch: epoch, worker: index) {
             let started = ContinuousClock.now
             // The stream overlay is drawn here, once per frame, and only while someone streams.

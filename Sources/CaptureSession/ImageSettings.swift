@@ -13,13 +13,16 @@ public struct ImageSettings: Sendable, Hashable {
     public var overlayCorner: TextOverlay.Corner
     /// Also draw `overlay` on every frame of the live stream (once per frame, for all clients).
     public var streamOverlay: Bool
+    /// How much colour resolution the JPEGs camd encodes keep: 4:2:0 unless the camera's own is asked for.
+    public var chroma: JPEGChroma
 
     /// The longest overlay template accepted, in bytes.
     public static let overlayLimit = 200
 
     public init(geometry: Geometry = Geometry(), overlay: String? = nil, overlayCorner: TextOverlay.Corner = .bottomLeft,
-                streamOverlay: Bool = false) {
+                streamOverlay: Bool = false, chroma: JPEGChroma = .halved) {
         self.geometry = geometry
+        self.chroma = chroma
         self.overlay = overlay
         self.overlayCorner = overlayCorner
         self.streamOverlay = streamOverlay
@@ -83,7 +86,7 @@ public struct ImageSettings: Sendable, Hashable {
         var outputSize = size
         if !isIdentity {
             let overlay = textOverlay(time: captureTime, camera: camera, sequence: sequence)
-            rendered = try pipeline.jpeg(jpeg: jpeg, geometry: geometry, overlay: overlay, quality: quality)
+            rendered = try pipeline.jpeg(jpeg: jpeg, geometry: geometry, overlay: overlay, quality: quality, chroma: chroma)
             outputSize = try geometry.outputSize(for: pipeline.lastDecode?.fullSize ?? size)
         }
         return (Self.tagged(rendered, size: outputSize, captureTime: captureTime, card: card, location: location,
@@ -96,7 +99,8 @@ public struct ImageSettings: Sendable, Hashable {
                                pipeline: ImagePipeline = ImagePipeline()) throws(ImageError) -> (jpeg: [UInt8], size: FrameSize) {
         let overlay = textOverlay(time: frame.captureTime, camera: camera, sequence: UInt64(frame.sequence))
         let jpeg = try frame.withUnsafeBytes { (bytes) throws(ImageError) in
-            try pipeline.jpeg(frame: bytes, layout: frame.layout, geometry: geometry, overlay: overlay, quality: quality)
+            try pipeline.jpeg(frame: bytes, layout: frame.layout, geometry: geometry, overlay: overlay, quality: quality,
+                              chroma: chroma)
         }
         let size = try geometry.outputSize(for: frame.layout.size)
         return (Self.tagged(jpeg, size: size, captureTime: frame.captureTime, card: card, location: location,

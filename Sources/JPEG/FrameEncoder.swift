@@ -31,6 +31,8 @@ public enum FrameEncodingError: Error, CustomStringConvertible, Sendable {
 /// thread-safe: one per worker.
 public final class FrameEncoder {
     public var quality: Int
+    /// How much of the frame's colour resolution the JPEG keeps; MJPEG frames pass through as they come.
+    public var chroma: JPEGChroma
     private let encoder: JPEGEncoder
     private let stripRunner: (any StripRunner)?
     /// The compressors of strips 1, 2, ...; strip 0 is `encoder`'s.
@@ -44,8 +46,10 @@ public final class FrameEncoder {
     public static let defaultQuality = 85
 
     /// Without a `stripRunner`, every frame is encoded whole on the calling thread.
-    public init(quality: Int = FrameEncoder.defaultQuality, stripRunner: (any StripRunner)? = nil) throws(JPEGError) {
+    public init(quality: Int = FrameEncoder.defaultQuality, chroma: JPEGChroma = .camera,
+                stripRunner: (any StripRunner)? = nil) throws(JPEGError) {
         self.quality = quality
+        self.chroma = chroma
         self.encoder = try JPEGEncoder()
         self.stripRunner = stripRunner
     }
@@ -68,7 +72,7 @@ public final class FrameEncoder {
         }
         let jpeg = try encode(frame)
         if pipeline == nil { pipeline = ImagePipeline() }
-        return (jpeg, try? pipeline!.jpeg(jpeg: jpeg, geometry: Geometry(), overlay: overlay, quality: quality))
+        return (jpeg, try? pipeline!.jpeg(jpeg: jpeg, geometry: Geometry(), overlay: overlay, quality: quality, chroma: chroma))
     }
 
     /// Only the live stream's picture: `frame` with `overlay` drawn in, for a frame nobody
@@ -88,7 +92,7 @@ public final class FrameEncoder {
     private func convertPlanes(_ frame: Frame) throws(FrameEncodingError) -> Bool {
         guard !frame.layout.format.isJPEG, let needed = PlaneConversion.requiredBytes(frame.layout) else { return false }
         guard frame.byteCount >= needed else { throw .shortFrame(expected: needed, got: frame.byteCount) }
-        _ = frame.withUnsafeBytes { PlaneConversion.convert($0, layout: frame.layout, into: &planes) }
+        _ = frame.withUnsafeBytes { PlaneConversion.convert($0, layout: frame.layout, into: &planes, chroma: chroma) }
         return true
     }
 
@@ -110,17 +114,19 @@ public final class FrameEncoder {
     private func compress(planes bytes: UnsafeRawBufferPointer, _ planes: PlaneConversion.Planes,
                           size: FrameSize) throws(JPEGError) -> [UInt8] {
         let rows = stripRows(size, planes.subsampling)
-        guard rows.count > 1 else { return try encoder.compress(planes: bytes, planes, size: size, quality: quality) }
+        guard rows.count > 1 else { return try encoder.compress(planes: bytes, planes, size: size, quality: quality, chroma: chroma) }
         return try compressInStrips(planes: bytes, planes, size: size, rows: rows, converting: nil)
     }
 
     /// Converts a Y'CbCr frame into `planes` and encodes it; in strips, each strip's rows
     /// are converted on the thread that encodes them, so the conversion is shared out too.
     private func convertAndCompress(_ source: UnsafeRawBufferPointer, layout: FrameLayout) throws(JPEGError) -> [UInt8] {
-        guard let subsampling = PlaneConversion.subsampling(for: layout.format) else { throw JPEGError("no planes for \(layout.format)") }
+        guard let subsampling = PlaneConversion.subsampling(for: layout.format, chroma: chroma) else {
+            throw JPEGError("no planes for \(layout.format)")
+        }
         let rows = stripRows(layout.size, subsampling)
         guard rows.count > 1 else {
-            _ = PlaneConversion.convert(source, layout: layout, into: &planes)
+            _ = PlaneConversion.convert(source, layout: layout, into: &planes, chroma: chroma)
             return try compress(planes)
         }
         planes.reshape(layout.size, subsampling)
@@ -135,27 +141,28 @@ public final class FrameEncoder {
         return try result.get()
     }
 
-    /// The strips a frame of `size` is cut into on the runner's threads: one, whole, without a runner.
+    /// The strips a frame of `size` in `subsampling` is cut into on the runner's threads, as
+    /// it is encoded (`chroma`): one, whole, without a runner.
     private func stripRows(_ size: FrameSize, _ subsampling: ChromaSubsampling) -> [Range<Int>] {
         guard let stripRunner else { return [0..<size.height] }
-        return JPEGStrips.rows(for: size, subsampling: subsampling, threads: stripRunner.threads)
+        return JPEGStrips.rows(for: size, subsampling: chroma.encoded(subsampling), threads: stripRunner.threads)
     }
 
     /// Encodes `rows.count` strips at once and joins them; where `converting` is given, each
     /// strip first converts its rows of the source frame into the planes in `bytes`.
     private func compressInStrips(planes bytes: UnsafeRawBufferPointer, _ planes: PlaneConversion.Planes, size: FrameSize,
                                   rows: [Range<Int>], converting: StripJob.Conversion?) throws(JPEGError) -> [UInt8] {
-        guard let stripRunner else { return try encoder.compress(planes: bytes, planes, size: size, quality: quality) }
+        guard let stripRunner else { return try encoder.compress(planes: bytes, planes, size: size, quality: quality, chroma: chroma) }
         while stripEncoders.count < rows.count - 1, let strip = try? JPEGEncoder() { stripEncoders.append(strip) }
         guard stripEncoders.count >= rows.count - 1 else {  // TurboJPEG could not make another compressor
-            return try encoder.compress(planes: bytes, planes, size: size, quality: quality)
+            return try encoder.compress(planes: bytes, planes, size: size, quality: quality, chroma: chroma)
         }
-        let job = StripJob(bytes: bytes, planes: planes, size: size, rows: rows, quality: quality,
+        let job = StripJob(bytes: bytes, planes: planes, size: size, rows: rows, quality: quality, chroma: chroma,
                            encoders: [encoder] + stripEncoders.prefix(rows.count - 1), converting: converting)
         stripRunner.run(rows.count) { job.encode($0) }
         if let joined = job.joined() { return joined }
         // A strip failed, or the strips cannot be joined: encode whole, and say its error if it fails too.
-        return try encoder.compress(planes: bytes, planes, size: size, quality: quality)
+        return try encoder.compress(planes: bytes, planes, size: size, quality: quality, chroma: chroma)
     }
 
     public func encode(_ bytes: UnsafeRawBufferPointer, layout: FrameLayout) throws(FrameEncodingError) -> [UInt8] {
@@ -174,11 +181,12 @@ public final class FrameEncoder {
                 return try convertAndCompress(bytes, layout: layout)
             }
             if let rgb = Self.rgbLayout(layout.format) {
-                return try encoder.compress(rgb: bytes, layout: rgb, size: layout.size, pitch: layout.bytesPerLine, quality: quality)
+                return try encoder.compress(rgb: bytes, layout: rgb, size: layout.size, pitch: layout.bytesPerLine, quality: quality,
+                                            chroma: chroma)
             }
-            let quality = self.quality, encoder = self.encoder
+            let quality = self.quality, chroma = self.chroma, encoder = self.encoder
             if let converter, let jpeg = try converter.withRGB(bytes, layout: layout, { (rgb) throws(JPEGError) -> [UInt8] in
-                try encoder.compress(rgb: rgb, layout: .rgb, size: layout.size, pitch: 0, quality: quality)
+                try encoder.compress(rgb: rgb, layout: .rgb, size: layout.size, pitch: 0, quality: quality, chroma: chroma)
             }) {
                 return jpeg
             }
@@ -211,6 +219,7 @@ private final class StripJob: @unchecked Sendable {  // strip i touches only res
     let size: FrameSize
     let rows: [Range<Int>]
     let quality: Int
+    let chroma: JPEGChroma
     let encoders: [JPEGEncoder]
     /// A frame to convert into the planes in `bytes`, strip by strip, before encoding them.
     typealias Conversion = (source: UnsafeRawBufferPointer, layout: FrameLayout, target: UnsafeMutableBufferPointer<UInt8>)
@@ -219,8 +228,8 @@ private final class StripJob: @unchecked Sendable {  // strip i touches only res
     private let results: UnsafeMutableBufferPointer<[UInt8]?>
 
     init(bytes: UnsafeRawBufferPointer, planes: PlaneConversion.Planes, size: FrameSize, rows: [Range<Int>], quality: Int,
-         encoders: [JPEGEncoder], converting: Conversion?) {
-        (self.bytes, self.planes, self.size, self.rows, self.quality) = (bytes, planes, size, rows, quality)
+         chroma: JPEGChroma, encoders: [JPEGEncoder], converting: Conversion?) {
+        (self.bytes, self.planes, self.size, self.rows, self.quality, self.chroma) = (bytes, planes, size, rows, quality, chroma)
         (self.encoders, self.converting) = (encoders, converting)
         results = .allocate(capacity: rows.count)
         results.initialize(repeating: nil)
@@ -233,15 +242,16 @@ private final class StripJob: @unchecked Sendable {  // strip i touches only res
 
     func encode(_ strip: Int) {
         if let converting {
-            PlaneConversion.convert(converting.source, layout: converting.layout, rows: rows[strip], into: converting.target)
+            PlaneConversion.convert(converting.source, layout: converting.layout, rows: rows[strip], into: converting.target,
+                                    chroma: chroma)
         }
-        let jpeg = try? encoders[strip].compress(planes: bytes, planes, size: size, rows: rows[strip], quality: quality)
+        let jpeg = try? encoders[strip].compress(planes: bytes, planes, size: size, rows: rows[strip], quality: quality, chroma: chroma)
         results[strip] = jpeg
     }
 
     func joined() -> [UInt8]? {
         let strips = results.compactMap { $0 }
         guard strips.count == rows.count else { return nil }
-        return JPEGStrips.join(strips, rows: rows, size: size, subsampling: planes.subsampling)
+        return JPEGStrips.join(strips, rows: rows, size: size, subsampling: chroma.encoded(planes.subsampling))
     }
 }

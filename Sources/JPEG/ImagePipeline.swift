@@ -92,16 +92,17 @@ public final class ImagePipeline {
     // MARK: To JPEG
 
     /// Renders and encodes: the snapshot path for Y'CbCr frames.
-    public func jpeg(_ image: YUVImage, geometry: Geometry, overlay: TextOverlay?, quality: Int) throws(ImageError) -> [UInt8] {
+    public func jpeg(_ image: YUVImage, geometry: Geometry, overlay: TextOverlay?, quality: Int,
+                     chroma: JPEGChroma = .camera) throws(ImageError) -> [UInt8] {
         try render(image, geometry: geometry, overlay: overlay, into: &rendered)
-        return try encode(rendered, quality: quality)
+        return try encode(rendered, quality: quality, chroma: chroma)
     }
 
     /// Converts a raw Y'CbCr frame at the largest box reduction (1/2, 1/4, 1/8) that still
     /// holds the pixels `geometry` needs, then renders and encodes: a thumbnail of a YUYV
     /// camera never makes, converts or resamples the full-size image.
     public func jpeg(frame bytes: UnsafeRawBufferPointer, layout frameLayout: FrameLayout, geometry: Geometry,
-                     overlay: TextOverlay?, quality: Int) throws(ImageError) -> [UInt8] {
+                     overlay: TextOverlay?, quality: Int, chroma: JPEGChroma = .camera) throws(ImageError) -> [UInt8] {
         guard let subsampling = PlaneConversion.subsampling(for: frameLayout.format),
               let needed = PlaneConversion.requiredBytes(frameLayout), bytes.count >= needed else {
             throw .unreadableImage("a \(frameLayout) frame of \(bytes.count) bytes is short or not Y'CbCr")
@@ -115,20 +116,21 @@ public final class ImagePipeline {
         rendered.reshape(reduced.outputSize, reduced.subsampling)
         draw(decoded, layout: reduced, into: &rendered, at: (0, 0))
         overlay?.draw(into: &rendered)
-        return try encode(rendered, quality: quality)
+        return try encode(rendered, quality: quality, chroma: chroma)
     }
 
     /// Decodes (scaled), renders and encodes: thumbnails of saved photos and MJPEG frames.
-    public func jpeg(jpeg: [UInt8], geometry: Geometry, overlay: TextOverlay?, quality: Int) throws(ImageError) -> [UInt8] {
+    public func jpeg(jpeg: [UInt8], geometry: Geometry, overlay: TextOverlay?, quality: Int,
+                     chroma: JPEGChroma = .camera) throws(ImageError) -> [UInt8] {
         try render(jpeg: jpeg, geometry: geometry, overlay: overlay, into: &rendered)
-        return try encode(rendered, quality: quality)
+        return try encode(rendered, quality: quality, chroma: chroma)
     }
 
     /// Encodes planes with this pipeline's encoder.
-    public func encode(_ image: YUVImage, quality: Int) throws(ImageError) -> [UInt8] {
+    public func encode(_ image: YUVImage, quality: Int, chroma: JPEGChroma = .camera) throws(ImageError) -> [UInt8] {
         do {
             if encoder == nil { encoder = try JPEGEncoder() }
-            return try encoder!.compress(image, quality: quality)
+            return try encoder!.compress(image, quality: quality, chroma: chroma)
         } catch {
             throw .encodingFailed(error.description)
         }

@@ -7,6 +7,9 @@ public final class JPEGEncoder {
     private let handle: tjhandle
     private var buffer: UnsafeMutablePointer<UInt8>?
     private var bufferSize: UInt = 0
+    /// Both chroma planes averaged down to 4:2:0 for an encode that halves them, kept between frames.
+    private var halved: UnsafeMutablePointer<UInt8>?
+    private var halvedCapacity = 0
 
     public init() throws(JPEGError) {
         guard let handle = tjInitCompress() else { throw JPEGError("TurboJPEG could not create a compressor") }
@@ -15,24 +18,29 @@ public final class JPEGEncoder {
 
     deinit {
         if let buffer { tjFree(buffer) }
+        halved?.deallocate()
         tjDestroy(handle)
     }
 
-    /// Encodes full-range planar Y'CbCr as is (`tjCompressFromYUVPlanes`), no RGB round trip.
-    public func compress(_ image: YUVImage, quality: Int) throws(JPEGError) -> [UInt8] {
+    /// Encodes full-range planar Y'CbCr (`tjCompressFromYUVPlanes`), no RGB round trip.
+    public func compress(_ image: YUVImage, quality: Int, chroma: JPEGChroma = .camera) throws(JPEGError) -> [UInt8] {
         let planes = image.planes
         var result: Result<[UInt8], JPEGError> = .failure(JPEGError("no image"))
         image.storage.withUnsafeBytes { storage in
-            result = Result { () throws(JPEGError) -> [UInt8] in try compress(planes: storage, planes, size: image.size, quality: quality) }
+            result = Result { () throws(JPEGError) -> [UInt8] in
+                try compress(planes: storage, planes, size: image.size, quality: quality, chroma: chroma)
+            }
         }
         return try result.get()
     }
 
     /// Encodes planes where they lie in `bytes` (a full-range planar frame in the driver's
     /// buffer), read in place: no copy. The caller has checked `bytes` holds them. With
-    /// `rows`, only those rows, as an image of their own (one of `JPEGStrips`).
+    /// `rows`, only those rows, as an image of their own (one of `JPEGStrips`): for
+    /// `JPEGChroma.halved` from 4:2:2 or 4:4:4, their first row even. The planes are only
+    /// read; chroma halved is averaged into this encoder's own buffer.
     public func compress(planes bytes: UnsafeRawBufferPointer, _ planes: PlaneConversion.Planes, size: FrameSize,
-                         rows: Range<Int>? = nil, quality: Int) throws(JPEGError) -> [UInt8] {
+                         rows: Range<Int>? = nil, quality: Int, chroma: JPEGChroma = .camera) throws(JPEGError) -> [UInt8] {
         let rows = rows ?? 0..<size.height
         let base = bytes.bindMemory(to: UInt8.self).baseAddress!
         let chromaFirstRow = planes.subsampling == .s420 ? rows.lowerBound / 2 : rows.lowerBound
@@ -40,11 +48,33 @@ public final class JPEGEncoder {
             base + planes.offsets[plane] + (plane == 0 ? rows.lowerBound : chromaFirstRow) * planes.strides[plane]
         }
         var strides: [Int32] = planes.strides.map { Int32($0) }
+        let encoded = chroma.encoded(planes.subsampling)
+        if encoded != planes.subsampling, pointers.count == 3 {
+            let width = planes.subsampling.chromaSize(size).width, halvedWidth = ChromaSubsampling.s420.chromaSize(size).width
+            let planeBytes = halvedWidth * ((rows.count + 1) / 2)
+            let target = halvedBuffer(2 * planeBytes)
+            for plane in 1...2 {
+                guard let source = pointers[plane] else { continue }
+                PlaneConversion.halveChroma(source, stride: planes.strides[plane], width: width, rows: rows.count,
+                                            horizontally: planes.subsampling == .s444, into: target + (plane - 1) * planeBytes)
+                pointers[plane] = UnsafePointer(target + (plane - 1) * planeBytes)
+                strides[plane] = Int32(halvedWidth)
+            }
+        }
         if tjCompressFromYUVPlanes(handle, &pointers, Int32(size.width), &strides, Int32(rows.count),
-                                   planes.subsampling.turboJPEG, &buffer, &bufferSize, Int32(quality), 0) != 0 {
-            throw JPEGError.last(handle, "encoding \(size) \(planes.subsampling)")
+                                   encoded.turboJPEG, &buffer, &bufferSize, Int32(quality), 0) != 0 {
+            throw JPEGError.last(handle, "encoding \(size) \(encoded)")
         }
         return Array(UnsafeBufferPointer(start: buffer, count: Int(bufferSize)))
+    }
+
+    /// This encoder's buffer for halved chroma, grown to at least `count` bytes.
+    private func halvedBuffer(_ count: Int) -> UnsafeMutablePointer<UInt8> {
+        if let halved, halvedCapacity >= count { return halved }
+        halved?.deallocate()
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: count)
+        (halved, halvedCapacity) = (grown, count)
+        return grown
     }
 
     /// Packed RGB layouts TurboJPEG reads directly (`TJPF_*`).
@@ -61,9 +91,10 @@ public final class JPEGEncoder {
         var bytesPerPixel: Int { self == .rgb || self == .bgr ? 3 : 4 }
     }
 
-    /// Encodes packed RGB (`tjCompress2`).
+    /// Encodes packed RGB (`tjCompress2`), which subsamples it itself: 4:4:4 for `.camera`.
     public func compress(rgb pixels: UnsafeRawBufferPointer, layout: RGBLayout, size: FrameSize, pitch: Int,
-                         subsampling: ChromaSubsampling = .s420, quality: Int) throws(JPEGError) -> [UInt8] {
+                         quality: Int, chroma: JPEGChroma = .camera) throws(JPEGError) -> [UInt8] {
+        let subsampling = chroma.encoded(.s444)
         let rowBytes = pitch > 0 ? pitch : size.width * layout.bytesPerPixel
         guard pixels.count >= rowBytes * (size.height - 1) + size.width * layout.bytesPerPixel else {
             throw JPEGError("an RGB frame of \(size) needs \(rowBytes * size.height) bytes; got \(pixels.count)")

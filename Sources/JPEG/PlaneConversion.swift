@@ -25,20 +25,36 @@ public enum PlaneConversion {
         UInt8(max(0, min(255, value.rounded())))
     }
 
-    /// Converts one frame into `image`; returns false for formats not handled here.
-    public static func convert(_ source: UnsafeRawBufferPointer, layout: FrameLayout, into image: inout YUVImage) -> Bool {
-        guard let subsampling = subsampling(for: layout.format) else { return false }
+    /// The subsampling a frame of `format` is converted into for a JPEG that keeps `chroma`:
+    /// packed 4:2:2 (YUYV and its byte orders) is halved to 4:2:0 as it is converted, which
+    /// costs less than halving it after (`JPEGEncoder`, which halves the other layouts).
+    public static func subsampling(for format: PixelFormat, chroma: JPEGChroma) -> ChromaSubsampling? {
+        guard let own = subsampling(for: format) else { return nil }
+        return isPacked(format) ? chroma.encoded(own) : own
+    }
+
+    private static func isPacked(_ format: PixelFormat) -> Bool {
+        [.yuyv, .uyvy, .yvyu, .vyuy].contains(format)
+    }
+
+    /// Converts one frame into `image` (packed 4:2:2 halved for `chroma`); returns false for
+    /// formats not handled here.
+    public static func convert(_ source: UnsafeRawBufferPointer, layout: FrameLayout, into image: inout YUVImage,
+                               chroma: JPEGChroma = .camera) -> Bool {
+        guard let subsampling = subsampling(for: layout.format, chroma: chroma) else { return false }
         image.reshape(layout.size, subsampling)
-        image.storage.withUnsafeMutableBufferPointer { convert(source, layout: layout, rows: 0..<layout.size.height, into: $0) }
+        image.storage.withUnsafeMutableBufferPointer {
+            convert(source, layout: layout, rows: 0..<layout.size.height, into: $0, chroma: chroma)
+        }
         return true
     }
 
     /// Converts only `rows` of a frame into `out`, laid out as a `YUVImage` of the frame's
-    /// size and subsampling holds its planes: one strip of a frame (`JPEGStrips`), whose
-    /// first row, for 4:2:0, is even. Strips of one frame may be converted at once.
+    /// size and subsampling (`subsampling(for:chroma:)`) holds its planes: one strip of a frame
+    /// (`JPEGStrips`), whose first row, for 4:2:0, is even. Strips of one frame may be converted at once.
     static func convert(_ source: UnsafeRawBufferPointer, layout: FrameLayout, rows: Range<Int>,
-                        into out: UnsafeMutableBufferPointer<UInt8>) {
-        guard let subsampling = subsampling(for: layout.format) else { return }
+                        into out: UnsafeMutableBufferPointer<UInt8>, chroma halving: JPEGChroma = .camera) {
+        guard let subsampling = subsampling(for: layout.format, chroma: halving) else { return }
         let size = layout.size
         let expand = layout.range == .limited
         let lumaTable = expand ? expandLuma : identity
@@ -64,21 +80,30 @@ public enum PlaneConversion {
                 }
                 let lumaInHighByte = y0 == 1, cbFirst = cb < cr
                 let pairs = size.width / 2
-                for row in rows {
-                    let line = row * stride, lumaRow = row * size.width, chromaRow = row * chroma.width
-                    var done = 0  // pixels the vector path converted
-                    if let base = source.baseAddress, let target = out.baseAddress {
-                        let cbRow = target + cbOffset + chromaRow, crRow = target + crOffset + chromaRow
-                        done = convertPackedRow(base + line, pixels: pairs * 2, luma: target + lumaRow,
-                                                firstChroma: cbFirst ? cbRow : crRow, secondChroma: cbFirst ? crRow : cbRow,
-                                                lumaInHighByte: lumaInHighByte, expand: expand)
-                    }
-                    for pair in done / 2..<pairs {
-                        let p = line + pair * 4, luma = lumaRow + 2 * pair, chromaIndex = chromaRow + pair
-                        out[luma] = lut[Int(src[p + y0])]
-                        out[luma + 1] = lut[Int(src[p + y1])]
-                        out[cbOffset + chromaIndex] = clut[Int(src[p + cb])]
-                        out[crOffset + chromaIndex] = clut[Int(src[p + cr])]
+                guard let base = source.baseAddress, let target = out.baseAddress else { break }
+                // Halved to 4:2:0: an odd row's chroma goes here first, then is averaged into the
+                // even row's above it, as `halveChroma` averages (the same rounding, row by row).
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: subsampling == .s420 ? 2 * chroma.width : 0) { scratch in
+                    for row in rows {
+                        let line = row * stride, lumaRow = row * size.width
+                        let chromaRow = (subsampling == .s420 ? row / 2 : row) * chroma.width
+                        let cbOut = target + cbOffset + chromaRow, crOut = target + crOffset + chromaRow
+                        let averaged = subsampling == .s420 && row % 2 == 1
+                        let (cbRow, crRow) = averaged ? (scratch.baseAddress!, scratch.baseAddress! + chroma.width) : (cbOut, crOut)
+                        let done = convertPackedRow(base + line, pixels: pairs * 2, luma: target + lumaRow,
+                                                    firstChroma: cbFirst ? cbRow : crRow, secondChroma: cbFirst ? crRow : cbRow,
+                                                    lumaInHighByte: lumaInHighByte, expand: expand)
+                        for pair in done / 2..<pairs {
+                            let p = line + pair * 4, luma = lumaRow + 2 * pair
+                            out[luma] = lut[Int(src[p + y0])]
+                            out[luma + 1] = lut[Int(src[p + y1])]
+                            cbRow[pair] = clut[Int(src[p + cb])]
+                            crRow[pair] = clut[Int(src[p + cr])]
+                        }
+                        if averaged {
+                            averageInto(cbOut, cbRow, count: pairs, roundUp: (row / 2) % 2 == 0)
+                            averageInto(crOut, crRow, count: pairs, roundUp: (row / 2) % 2 == 0)
+                        }
                     }
                 }
             case .grey:

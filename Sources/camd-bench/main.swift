@@ -10,8 +10,10 @@
 // encoder: for each size, camd's full path from a limited-range YUYV frame
 // (deinterleave, range expansion, tjCompressFromYUVPlanes) vs the floor,
 // tjCompressFromYUVPlanes on the same frame already planar and full range;
-// same quality and 4:2:2. Then the same for limited-range NV12 (converted) and
-// full-range YU12 (encoded in place, so the ratio shows the copy it saves), 4:2:0.
+// same quality and 4:2:2. Then YUYV halved to 4:2:0 (`image.chroma`'s default: the
+// conversion, the chroma averaged down, a 4:2:0 encode) against the same picture already
+// planar in 4:2:0; limited-range NV12 (converted) and full-range YU12 (encoded in place,
+// so the ratio shows the copy it saves), 4:2:0.
 //
 // thumbnail: for each size, what a 1/4 or 1/8 thumbnail costs next to a
 // full-size snapshot: from a raw YUYV frame (box-reduced convert, resample,
@@ -139,23 +141,29 @@ func cameraFrame(fromYUYV yuyv: [UInt8], size: FrameSize, as format: PixelFormat
 func encoderBenchmark(folder: String, quality: Int, budget: Double) throws {
     let sizes = [FrameSize(width: 640, height: 480), FrameSize(width: 1280, height: 720),
                  FrameSize(width: 1920, height: 1080), FrameSize(width: 3840, height: 2160)]
-    let formats: [(PixelFormat, String)] = [(.yuyv, "YUYV limited 4:2:2"), (.nv12, "NV12 limited 4:2:0"),
-                                            (.yuv420, "YU12 full 4:2:0"), (.bgr24, "RGB888 (BGR) 4:2:0")]
-    print("camd-bench encoder: quality \(quality), input: a photograph (scripts/bench-frames.py) in four camera layouts:")
+    // YUYV twice: kept 4:2:2 (`image.chroma = "camera"`) and halved to 4:2:0 (the default), whose
+    // floor is the same picture already planar in 4:2:0 (YU12, full range), as RGB's.
+    let formats: [(PixelFormat, String, JPEGChroma)] = [(.yuyv, "YUYV limited 4:2:2", .camera),
+                                                        (.yuyv, "YUYV limited →4:2:0", .halved),
+                                                        (.nv12, "NV12 limited 4:2:0", .camera),
+                                                        (.yuv420, "YU12 full 4:2:0", .camera), (.bgr24, "RGB888 (BGR) 4:2:0", .halved)]
+    print("camd-bench encoder: quality \(quality), input: a photograph (scripts/bench-frames.py) in four camera layouts")
+    print("(YUYV twice: kept 4:2:2, image.chroma = \"camera\", and halved to 4:2:0, the default):")
     print("YUYV and NV12 in limited range are converted to full-range planes; YU12 in full range is encoded in place;")
     print("RGB888 (libcamera's, B G R bytes) goes to TurboJPEG as RGB (tjCompress2), its floor the same picture as YU12")
     print("camd path (FrameEncoder.encode on the camera's frame) and floor (tjCompressFromYUVPlanes on the same picture")
     print("already planar and full range, same subsampling) alternate in rounds of 0.1 s of thread CPU time for \(budget) s")
     print("per row; figures are medians over the rounds, ratio = median of the rounds' ratios (min-max beside it)")
     print("format               size        camd path MP/s   floor MP/s   ratio   ratio range    rounds   camd ms/frame   floor ms/frame   JPEG bytes")
-    for (format, label) in formats {
+    for (format, label, chroma) in formats {
         for size in sizes {
             let data = try photograph(folder, size)
             let (frame, layout) = cameraFrame(fromYUYV: data, size: size, as: format)
-            let encoder = try FrameEncoder(quality: quality)
+            let encoder = try FrameEncoder(quality: quality, chroma: chroma)
             var planes = YUVImage()
-            // RGB's floor: the same picture already planar (YU12), as for the YUV layouts.
-            let planar = format == .bgr24 ? cameraFrame(fromYUYV: data, size: size, as: .yuv420) : (bytes: frame, layout: layout)
+            // The floor of RGB and of halved YUYV: the same picture already planar in 4:2:0 (YU12).
+            let planar = format == .bgr24 || chroma == .halved
+                ? cameraFrame(fromYUYV: data, size: size, as: .yuv420) : (bytes: frame, layout: layout)
             _ = planar.bytes.withUnsafeBytes { PlaneConversion.convert($0, layout: planar.layout, into: &planes) }
             let floorEncoder = try JPEGEncoder()
             var jpegBytes = 0

@@ -100,6 +100,42 @@ import VideoCore
         }
     }
 
+    /// `image.chroma`: the YUYV camera's JPEGs are 4:2:0 unless configured to keep its 4:2:2,
+    /// whether served as captured, rendered to a size, or saved.
+    @Test func snapshotsAreHalvedTo420UntilTheCamerasOwnChromaIsConfigured() async throws {
+        try await withApp(image: ImageSettings(), location: nil) { client in
+            func subsamplings() async throws -> [ChromaSubsampling?] {
+                var found: [ChromaSubsampling?] = []
+                for uri in ["/v1/cameras/synth/snapshot", "/v1/cameras/synth/snapshot?max=200"] {
+                    try await client.execute(uri: uri, method: .get) { response in
+                        #expect(response.status == .ok)
+                        found.append(try JPEGDecoder().header(Array(response.body.readableBytesView)).subsampling)
+                    }
+                }
+                let name = try await client.execute(uri: "/v1/cameras/synth/snapshot", method: .post) { response in
+                    #expect(response.status == .created)
+                    let record = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
+                    return try #require(record?["name"] as? String)
+                }
+                try await client.execute(uri: "/v1/photos/\(name)", method: .get) { response in
+                    found.append(try JPEGDecoder().header(Array(response.body.readableBytesView)).subsampling)
+                }
+                return found
+            }
+            #expect(try await subsamplings() == [.s420, .s420, .s420])
+            try await client.execute(uri: "/v1/cameras/synth/configure", method: .post,
+                                     body: ByteBuffer(string: #"{"image": {"chroma": "camera"}}"#)) { response in
+                #expect(response.status == .ok)
+            }
+            try await client.execute(uri: "/v1/cameras/synth", method: .get) { response in
+                let camera = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
+                let image = (camera?["settings"] as? [String: Any])?["image"] as? [String: Any]
+                #expect(image?["chroma"] as? String == "camera")
+            }
+            #expect(try await subsamplings() == [.s422, .s422, .s422])
+        }
+    }
+
     @Test func streamPartsCarryTheOverlaidCopy() {
         let plain: [UInt8] = [0xFF, 0xD8, 1, 0xFF, 0xD9], overlaid: [UInt8] = [0xFF, 0xD8, 2, 2, 0xFF, 0xD9]
         var frame = EncodedFrame(jpeg: plain, sequence: 7, captureTime: 1, monotonicTime: 1, size: FrameSize(width: 2, height: 2),

@@ -255,6 +255,8 @@ struct BrokenFile: CustomTestStringConvertible, Sendable {
                    kind: .invalidValue, keyPath: "camera[0].image.crop", line: 4, says: ["x,y,w,h"]),
         BrokenFile(name: "image width as a float", text: "[[camera]]\nid = \"a\"\n[camera.image]\nwidth = 64.5\n",
                    kind: .wrongType, keyPath: "camera[0].image.width", line: 4, says: ["whole number of pixels"]),
+        BrokenFile(name: "image chroma unknown", text: "[[camera]]\nid = \"a\"\n[camera.image]\nchroma = \"4:2:2\"\n",
+                   kind: .invalidValue, keyPath: "camera[0].image.chroma", line: 4, says: [#""4:2:0" or "camera""#]),
         BrokenFile(name: "image corner unknown", text: "[[camera]]\nid = \"a\"\n[camera.image]\noverlay = \"x\"\noverlay_corner = \"middle\"\n",
                    kind: .invalidValue, keyPath: "camera[0].image.overlay_corner", line: 5, says: [#""top-left", "top-right""#]),
         BrokenFile(name: "typo in image", text: "[[camera]]\nid = \"a\"\n[camera.image]\nrotaet = 90\n",

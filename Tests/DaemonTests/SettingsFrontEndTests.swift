@@ -64,6 +64,7 @@ import Testing
         .simple("image.pad", #""black""#, true), .simple("image.pad", #""zzz""#, false),
         .simple("image.overlay_corner", #""top-right""#, true), .simple("image.overlay_corner", #""middle""#, false),
         .simple("image.stream_overlay", "true", false),
+        .simple("image.chroma", #""camera""#, true), .simple("image.chroma", #""4:2:2""#, false),
         .simple("video.encoder", #""libx264""#, true), .simple("video.encoder", #""x265""#, false),
         .simple("video.bitrate", #""2M""#, true), .simple("video.bitrate", "800000", true), .simple("video.bitrate", #""fast""#, false),
         .simple("video.bitrate", "0", false),

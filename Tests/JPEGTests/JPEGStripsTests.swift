@@ -91,22 +91,32 @@ private func restartMarkers(_ jpeg: [UInt8]) -> [UInt8] {
         FrameLayout(format: .grey, size: FrameSize(width: 4096, height: 2160), bytesPerLine: 4096, range: .full),
     ]
 
+    /// 4:2:2 layouts halved to 4:2:0 (`image.chroma`'s default): YUYV halved as each strip
+    /// converts its rows, an odd height's last strip with a row of its own; 4:2:2 planes read
+    /// in place, halved by each strip's encoder.
+    static let halvedLayouts: [FrameLayout] = [
+        FrameLayout(format: .yuyv, size: FrameSize(width: 640, height: 480), bytesPerLine: 1280, range: .limited),
+        FrameLayout(format: .yuyv, size: FrameSize(width: 1280, height: 723), bytesPerLine: 2560, range: .limited),
+        FrameLayout(format: .yuv422p, size: FrameSize(width: 800, height: 600), bytesPerLine: 800, range: .full),  // in place
+    ]
+
     /// The strips joined decode, in TurboJPEG and in FFmpeg's own decoder, to exactly the
     /// pixels of the frame encoded whole: the restart intervals are the strips, and each
     /// strip converted its own rows of a frame that needs converting.
     /// Heavy work (a large frame made, encoded, decoded), run off the cooperative pool.
-    @Test(arguments: layouts)
-    func stripsDecodeToTheFrameEncodedWhole(_ layout: FrameLayout) async throws {
+    @Test(arguments: layouts.map { ($0, JPEGChroma.camera) } + halvedLayouts.map { ($0, JPEGChroma.halved) })
+    func stripsDecodeToTheFrameEncodedWhole(_ layout: FrameLayout, _ chroma: JPEGChroma) async throws {
         let threads = 3
         let (whole, striped) = try await onOwnThread {
             let frame = texturedFrame(layout, seed: UInt64(layout.size.area))
-            let whole = try frame.withUnsafeBytes { try FrameEncoder(quality: 80).encode($0, layout: layout) }
+            let whole = try frame.withUnsafeBytes { try FrameEncoder(quality: 80, chroma: chroma).encode($0, layout: layout) }
             let striped = try frame.withUnsafeBytes {
-                try FrameEncoder(quality: 80, stripRunner: ThreadRunner(threads: threads)).encode($0, layout: layout)
+                try FrameEncoder(quality: 80, chroma: chroma, stripRunner: ThreadRunner(threads: threads)).encode($0, layout: layout)
             }
             return (whole, striped)
         }
-        let subsampling = try #require(PlaneConversion.subsampling(for: layout.format))
+        let subsampling = chroma.encoded(try #require(PlaneConversion.subsampling(for: layout.format)))
+        #expect(try JPEGDecoder().header(whole).subsampling == subsampling)
         let strips = JPEGStrips.rows(for: layout.size, subsampling: subsampling, threads: threads).count
         #expect(strips > 1)
         #expect(restartMarkers(striped) == (0..<UInt8(strips - 1)).map { 0xD0 + $0 })

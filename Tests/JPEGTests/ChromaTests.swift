@@ -1,0 +1,142 @@
+@testable import JPEG
+import Testing
+import VideoCore
+
+/// `image.chroma`: a JPEG halved to 4:2:0 carries the mean of the rows (or 2x2 pixels) each
+/// chroma sample covers, whichever way it was halved, and the camera's planes stay as they came.
+@Suite struct ChromaTests {
+    /// Limited-range YUYV whose chroma changes every row: Cb 100 then 200, Cr 60 then 180, on
+    /// grey luma. Halved, each 4:2:0 sample is their mean (150, 120 expanded to full range);
+    /// a sample taken from one row alone would be 100 or 200.
+    static func stripedYUYV(_ size: FrameSize) -> [UInt8] {
+        var bytes = [UInt8]()
+        for row in 0..<size.height {
+            let (cb, cr): (UInt8, UInt8) = row % 2 == 0 ? (100, 60) : (200, 180)
+            for _ in 0..<(size.width / 2) { bytes += [128, cb, 128, cr] }
+        }
+        return bytes
+    }
+
+    /// The chroma planes of a JPEG decoded as it is stored, and its subsampling; with
+    /// `rows`, only those chroma rows.
+    static func decodedChroma(_ jpeg: [UInt8], rows: ((Int) -> Range<Int>)? = nil) throws
+        -> (ChromaSubsampling, cb: Set<UInt8>, cr: Set<UInt8>) {
+        var image = YUVImage()
+        _ = try JPEGDecoder().decode(jpeg, into: &image)
+        let chroma = image.subsampling.chromaSize(image.size)
+        var cb = Set<UInt8>(), cr = Set<UInt8>()
+        for y in rows?(chroma.height) ?? 0..<chroma.height {
+            for x in 0..<chroma.width {
+                cb.insert(image.sample(plane: 1, x: x, y: y))
+                cr.insert(image.sample(plane: 2, x: x, y: y))
+            }
+        }
+        return (image.subsampling, cb, cr)
+    }
+
+    static func expanded(_ chroma: Double) -> Double { (chroma - 128) * 255 / 224 + 128 }
+
+    static func near(_ samples: Set<UInt8>, _ value: Double) -> Bool {
+        samples.allSatisfy { abs(Double($0) - value) <= 2 }
+    }
+
+    @Test(arguments: [FrameSize(width: 640, height: 480), FrameSize(width: 328, height: 241)])
+    func aYUYVFrameHalvedCarriesTheMeanOfItsRowsAndKeptCarriesEachRow(_ size: FrameSize) throws {
+        let layout = FrameLayout(format: .yuyv, size: size, bytesPerLine: size.width * 2, range: .limited)
+        let frame = Self.stripedYUYV(size)
+        let halved = try frame.withUnsafeBytes { try FrameEncoder(quality: 100, chroma: .halved).encode($0, layout: layout) }
+        let kept = try frame.withUnsafeBytes { try FrameEncoder(quality: 100, chroma: .camera).encode($0, layout: layout) }
+
+        let pairs = size.height / 2
+        let (halvedSampling, cb, cr) = try Self.decodedChroma(halved, rows: { _ in 0..<pairs })
+        #expect(halvedSampling == .s420)
+        #expect(Self.near(cb, Self.expanded(150)), "Cb \(cb.sorted())")
+        #expect(Self.near(cr, Self.expanded(120)), "Cr \(cr.sorted())")
+        if size.height % 2 == 1 {
+            // An odd height's last row has no partner: it stands for itself (an even row: Cb 100, Cr 60).
+            let (_, lastCb, lastCr) = try Self.decodedChroma(halved, rows: { pairs..<$0 })
+            #expect(Self.near(lastCb, Self.expanded(100)) && Self.near(lastCr, Self.expanded(60)), "\(lastCb), \(lastCr)")
+        }
+        #expect(halved.count < kept.count)
+
+        let (keptSampling, keptCb, _) = try Self.decodedChroma(kept)
+        #expect(keptSampling == .s422)
+        #expect(keptCb.contains { abs(Double($0) - Self.expanded(100)) <= 2 } && keptCb.contains { abs(Double($0) - Self.expanded(200)) <= 2 })
+    }
+
+    /// Planes the encoder halves itself (a full-range 4:2:2 frame read in place, a rendered
+    /// image): the same mean, and the frame's own bytes are not touched.
+    @Test func planesReadInPlaceAreHalvedIntoTheEncodersOwnBufferAndLeftAsTheyCame() throws {
+        let size = FrameSize(width: 320, height: 240)
+        let layout = FrameLayout(format: .yuv422p, size: size, bytesPerLine: size.width, range: .full)
+        var frame = [UInt8](repeating: 128, count: size.area)
+        for plane in [(100, 200), (60, 180)] {
+            for row in 0..<size.height { frame += [UInt8](repeating: UInt8(row % 2 == 0 ? plane.0 : plane.1), count: size.width / 2) }
+        }
+        let before = frame
+        let jpeg = try frame.withUnsafeBytes { try FrameEncoder(quality: 100, chroma: .halved).encode($0, layout: layout) }
+        #expect(frame == before)
+        let (sampling, cb, cr) = try Self.decodedChroma(jpeg)
+        #expect(sampling == .s420)
+        #expect(Self.near(cb, 150) && Self.near(cr, 120), "Cb \(cb.sorted()), Cr \(cr.sorted())")
+    }
+
+    /// Both ways of halving, in the conversion (packed YUYV) and in the encoder (everything
+    /// else), give the same bytes: the same JPEG from the same picture.
+    @Test func halvingInTheConversionAndInTheEncoderAgree() throws {
+        let size = FrameSize(width: 336, height: 250)
+        var state: UInt64 = 7
+        let yuyv = (0..<(size.area * 2)).map { _ -> UInt8 in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        }
+        let layout = FrameLayout(format: .yuyv, size: size, bytesPerLine: size.width * 2, range: .limited)
+        let converted = try yuyv.withUnsafeBytes { try FrameEncoder(quality: 90, chroma: .halved).encode($0, layout: layout) }
+        var planes = YUVImage()
+        #expect(yuyv.withUnsafeBytes { PlaneConversion.convert($0, layout: layout, into: &planes) })
+        #expect(planes.subsampling == .s422)
+        let encoderHalved = try JPEGEncoder().compress(planes, quality: 90, chroma: .halved)
+        #expect(converted == encoderHalved)
+    }
+
+    /// The mean's rounding alternates row by row, so a plane of .5 means keeps its mean; a
+    /// last odd row and column stand for themselves; the vector part and the rest agree.
+    @Test func halvingRoundsUpAndDownInTurn() {
+        let width = 37, rows = 5  // 32 by vector, 5 after; a row left over
+        let source = (0..<rows).flatMap { row in [UInt8](repeating: row % 2 == 0 ? 10 : 11, count: width) }
+        var target = [UInt8](repeating: 0, count: width * 3)
+        source.withUnsafeBufferPointer { s in
+            target.withUnsafeMutableBufferPointer { t in
+                PlaneConversion.halveChroma(s.baseAddress!, stride: width, width: width, rows: rows, horizontally: false,
+                                            into: t.baseAddress!)
+            }
+        }
+        #expect(target[0..<width].allSatisfy { $0 == 11 })  // 10.5 up
+        #expect(target[width..<(2 * width)].allSatisfy { $0 == 10 })  // 10.5 down
+        #expect(target[(2 * width)...].allSatisfy { $0 == 10 })  // alone
+
+        // 4:4:4, 3x3: each sample the mean of its 2x2 block; the last column and row alone.
+        let square: [UInt8] = [0, 4, 8,
+                               4, 8, 12,
+                               20, 20, 40]
+        var out = [UInt8](repeating: 0, count: 4)
+        square.withUnsafeBufferPointer { s in
+            out.withUnsafeMutableBufferPointer { t in
+                PlaneConversion.halveChroma(s.baseAddress!, stride: 3, width: 3, rows: 3, horizontally: true, into: t.baseAddress!)
+            }
+        }
+        #expect(out == [4, 10, 20, 40])  // (0+4+4+8+2)/4, (8+8+12+12+2)/4; (20+20+20+20+1)/4, 40
+    }
+
+    /// RGB goes to TurboJPEG whole, which subsamples it: 4:2:0 halved, 4:4:4 kept.
+    @Test func rgbIsHalvedByTurboJPEGOrKeptWhole() throws {
+        let size = FrameSize(width: 64, height: 48)
+        let layout = FrameLayout(format: .rgb24, size: size, bytesPerLine: size.width * 3, range: .full)
+        let frame = [UInt8](repeating: 90, count: size.area * 3)
+        let decoder = try JPEGDecoder()
+        for (chroma, expected) in [(JPEGChroma.halved, ChromaSubsampling.s420), (.camera, .s444)] {
+            let jpeg = try frame.withUnsafeBytes { try FrameEncoder(chroma: chroma).encode($0, layout: layout) }
+            #expect(try decoder.header(jpeg).subsampling == expected)
+        }
+    }
+}
