@@ -1,3 +1,4 @@
+import APIModel
 import CamdTestSupport
 import CaptureSession
 @testable import ControlAPI
@@ -114,8 +115,7 @@ import VideoCore
                 }
                 let name = try await client.execute(uri: "/v1/cameras/synth/snapshot", method: .post) { response in
                     #expect(response.status == .created)
-                    let record = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
-                    return try #require(record?["name"] as? String)
+                    return try APIJSON.decoder().decode(PhotoRecord.self, from: Data(response.body.readableBytesView)).name
                 }
                 try await client.execute(uri: "/v1/photos/\(name)", method: .get) { response in
                     found.append(try JPEGDecoder().header(Array(response.body.readableBytesView)).subsampling)
@@ -128,9 +128,8 @@ import VideoCore
                 #expect(response.status == .ok)
             }
             try await client.execute(uri: "/v1/cameras/synth", method: .get) { response in
-                let camera = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
-                let image = (camera?["settings"] as? [String: Any])?["image"] as? [String: Any]
-                #expect(image?["chroma"] as? String == "camera")
+                let camera = try APIJSON.decoder().decode(CameraDetail.self, from: Data(response.body.readableBytesView))
+                #expect(camera.settings.image.chroma == .camera)
             }
             #expect(try await subsamplings() == [.s422, .s422, .s422])
         }
