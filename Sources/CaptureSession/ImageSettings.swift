@@ -22,10 +22,10 @@ public struct ImageSettings: Sendable, Hashable {
     public init(geometry: Geometry = Geometry(), overlay: String? = nil, overlayCorner: TextOverlay.Corner = .bottomLeft,
                 streamOverlay: Bool = false, chroma: JPEGChroma = .halved) {
         self.geometry = geometry
-        self.chroma = chroma
         self.overlay = overlay
         self.overlayCorner = overlayCorner
         self.streamOverlay = streamOverlay
+        self.chroma = chroma
     }
 
     /// Whether images are served exactly as captured (no pixels change, no orientation tag).

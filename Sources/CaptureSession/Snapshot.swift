@@ -72,7 +72,9 @@ public enum Snapshot {
         catch { throw .device(error) }
         defer { source.stop() }
         let encoder: FrameEncoder
-        do { encoder = try FrameEncoder(quality: options.quality, chroma: options.image.chroma, stripRunner: StripPool.shared) } catch { throw .encoding(.encoder(error)) }
+        do {
+            encoder = try FrameEncoder(quality: options.quality, chroma: options.image.chroma, stripRunner: StripPool.shared)
+        } catch { throw .encoding(.encoder(error)) }
 
         do {
             // Warm-up frames go back to the driver unread: no copy of pixels nobody keeps.

@@ -28,7 +28,7 @@ public enum PlaneConversion {
     /// The subsampling a frame of `format` is converted into for a JPEG that keeps `chroma`:
     /// packed 4:2:2 (YUYV and its byte orders) is halved to 4:2:0 as it is converted, which
     /// costs less than halving it after (`JPEGEncoder`, which halves the other layouts).
-    public static func subsampling(for format: PixelFormat, chroma: JPEGChroma) -> ChromaSubsampling? {
+    static func subsampling(for format: PixelFormat, chroma: JPEGChroma) -> ChromaSubsampling? {
         guard let own = subsampling(for: format) else { return nil }
         return isPacked(format) ? chroma.encoded(own) : own
     }
