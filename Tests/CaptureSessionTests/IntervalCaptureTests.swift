@@ -19,11 +19,13 @@ import VideoCore
         #expect(await photos.list(camera: "lapse").isEmpty)
 
         await session.start()
-        // Five photos at one every 0.25 s take about 1.25 s. Waited for rather than slept: a suite
+        // Nine photos at one every 0.25 s take about 2.25 s. Waited for rather than slept: a suite
         // run on a loaded machine once saved one in a fixed 1.6 s; a missing timer saves none in 20.
+        // Nine, not five: the gaps' median below is of eight, so one burst of load at the suite's
+        // start (two late gaps of four in a run on this project's machine) does not decide it.
         let started = ContinuousClock.now
         var saved = await photos.list(camera: "lapse")
-        while saved.count < 5, ContinuousClock.now - started < .seconds(20) {
+        while saved.count < 9, ContinuousClock.now - started < .seconds(20) {
             try await Task.sleep(for: .milliseconds(50))
             saved = await photos.list(camera: "lapse")
         }
@@ -35,7 +37,7 @@ import VideoCore
 
         saved = await photos.list(camera: "lapse")
         let seconds = Double(ran.components.seconds) + Double(ran.components.attoseconds) / 1e18
-        #expect(saved.count >= 5, "saved \(saved.count) photos in \(ran)")
+        #expect(saved.count >= 9, "saved \(saved.count) photos in \(ran)")
         #expect(Double(saved.count) <= seconds / 0.25 + 2, "saved \(saved.count) photos in \(ran): more than one an interval")
         let times = saved.map(\.captureTime).sorted()
         // Each photo is the newest frame when its time comes. The timer keeps its grid, so a
