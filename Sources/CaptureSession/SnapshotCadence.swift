@@ -7,8 +7,10 @@
 /// photo saved, a script's snapshot): one that falls between two of the poll's requests
 /// leaves the poll as it was, and a poll is learned from requests among which others
 /// came, as long as five of them are a period apart; three in a row whose two gaps agree
-/// closely (a client on a timer) are a poll too, learned two requests sooner. A request a
-/// little early is another client's, not the poll's. A faster poll that starts takes over
+/// closely (a client on a timer) are a poll too, learned two requests sooner; and the first
+/// two after a rest are taken for a client that has just started, so its third request finds
+/// its JPEG made, unless it does not come a period after the second (then the two were no
+/// poll). A request a little early is another client's, not the poll's. A faster poll that starts takes over
 /// from a slower one; a poll whose client misses a request or two is followed at its next
 /// one, and one that misses three (or its first) is learned again. Requests that come
 /// together (several clients at once) count as one. Clients that ask at no steady period
@@ -58,6 +60,13 @@ struct SnapshotCadence: Sendable {
     /// whose requests came where it put them `agreeing` times since it was learned: one
     /// made up of random requests would otherwise live on, and its encodes go untaken.
     static let missedAtMost = 2
+    /// How long nothing must have been asked before two requests are taken for a client that
+    /// has just started polling (`startingPoll`): at least `rest` seconds, and `restPeriods`
+    /// times the gap between the two. A client that starts (a dashboard opened, a timelapse
+    /// begun) comes after a rest; random traffic seldom leaves one before two requests close
+    /// together, and when it does the cost is one encode ahead that nobody takes.
+    static let rest = 5.0
+    static let restPeriods = 3.0
     /// Requests closer than this came together: one encode answers them all.
     static let together = 0.02
     /// Periods outside this range are not polls worth anticipating.
@@ -86,16 +95,20 @@ struct SnapshotCadence: Sendable {
             let periods = ((time - poll.last) / period).rounded()
             let due = poll.last + periods * period
             let reach = poll.kept >= Self.agreeing ? Double(Self.missedAtMost + 1) : 1
-            if (1...reach).contains(periods), time - due <= Self.tolerance * period, due - time <= Self.learning * period {
+            // A poll of two requests after a rest (`startingPoll`) is one when its third comes a
+            // period after the second, as closely as three requests on a timer agree; otherwise
+            // it is learned afresh.
+            let started = poll.gaps.count > 1 || abs(time - poll.last - period) <= Self.closely * period
+            if started, (1...reach).contains(periods), time - due <= Self.tolerance * period, due - time <= Self.learning * period {
                 let gaps = periods == 1 ? Array((poll.gaps + [time - poll.last]).suffix(Self.agreeing)) : poll.gaps
                 self.poll = (time, gaps, poll.kept + 1)
                 return
             }
             // Another client's request, between two of the poll's or while one or two were missed.
-            if periods <= reach { return }
+            if started || periods < 1, periods <= reach { return }
         }
         // No poll, or none of its requests came for too long: learn one afresh.
-        poll = Self.poll(endingWith: times) ?? Self.closePoll(endingWith: times)
+        poll = Self.poll(endingWith: times) ?? Self.closePoll(endingWith: times) ?? Self.startingPoll(endingWith: times)
         if poll != nil { learned += 1 }
     }
 
@@ -118,6 +131,17 @@ struct SnapshotCadence: Sendable {
         let gaps = [middle - first, last - middle]
         guard periods.contains(gaps[1]), abs(gaps[1] - gaps[0]) <= closely * gaps[1] else { return nil }
         return (last, gaps, 0)
+    }
+
+    /// A poll from the last two of `times` (a period in `periods` apart) when nothing was asked
+    /// for `rest` seconds, and `restPeriods` of their gap, before them: a client that has just
+    /// started. Its third request confirms it.
+    private static func startingPoll(endingWith times: [Double]) -> (last: Double, gaps: [Double], kept: Int)? {
+        guard times.count >= 2 else { return nil }
+        let last = times[times.count - 1], first = times[times.count - 2], gap = last - first
+        guard periods.contains(gap) else { return nil }
+        if times.count > 2, first - times[times.count - 3] < max(rest, restPeriods * gap) { return nil }
+        return (last, [gap], 0)
     }
 
     /// A poll whose last request is the newest of `times`: five requests among them, each

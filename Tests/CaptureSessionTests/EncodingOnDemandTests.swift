@@ -92,7 +92,7 @@ import VideoCore
 
     /// While a poll's JPEGs are made ahead, a snapshot's frame may be as old as an interval, the
     /// lead the encode was started with and 20 ms: with steady encodes twice the mean, with a
-    /// few slow ones among the last twenty the lead (nine in ten encodes), so the JPEG made
+    /// few slow ones among the last twenty the lead (all but the slowest encode), so the JPEG made
     /// for the poll is not too old for it and encoded a second time.
     @Test func thePollsJPEGIsNeverTooOldForTheDefaultAge() {
         let steady = FrameHub.defaultSnapshotAge(interval: 0.04, encodeEveryFrame: false, meanEncode: 0.01, lead: 0.015)
