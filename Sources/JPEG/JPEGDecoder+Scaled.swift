@@ -71,16 +71,32 @@ extension JPEGDecoder {
         image.reshape(size, sampling)
         let offsets = (image.offset(0), image.offset(1), image.offset(2))
         let strides = (Int32(image.stride(0)), Int32(image.stride(1)), Int32(image.stride(2)))
+        // TurboJPEG writes a subsampled image's luma with an even width and, for 4:2:0, an even
+        // number of rows (`tjPlaneWidth`, `tjPlaneHeight`): of an odd size, past the luma plane
+        // into the chroma, which it has already written (a 1080p JPEG decoded at 1/8 is
+        // 240x135). Such a luma is decoded into a plane of that size and copied.
+        let lumaSize = FrameSize(width: sampling == .s420 || sampling == .s422 ? (size.width + 1) / 2 * 2 : size.width,
+                                 height: sampling == .s420 ? (size.height + 1) / 2 * 2 : size.height)
+        let padding = lumaSize != size
+        var paddedLuma = padding ? [UInt8](repeating: 0, count: lumaSize.area) : []
         var status: Int32 = 0
         jpeg.withUnsafeBufferPointer { input in
             image.storage.withUnsafeMutableBufferPointer { output in
-                withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>?.self, capacity: 3) { planes in
-                    withUnsafeTemporaryAllocation(of: Int32.self, capacity: 3) { rowBytes in
-                        (planes[0], planes[1], planes[2]) = (output.baseAddress! + offsets.0, output.baseAddress! + offsets.1,
-                                                             output.baseAddress! + offsets.2)
-                        (rowBytes[0], rowBytes[1], rowBytes[2]) = strides
-                        status = tjDecompressToYUVPlanes(handle, input.baseAddress, UInt(input.count), planes.baseAddress,
-                                                         Int32(size.width), rowBytes.baseAddress, Int32(size.height), 0)
+                paddedLuma.withUnsafeMutableBufferPointer { padded in
+                    withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>?.self, capacity: 3) { planes in
+                        withUnsafeTemporaryAllocation(of: Int32.self, capacity: 3) { rowBytes in
+                            (planes[0], planes[1], planes[2]) = (padding ? padded.baseAddress! : output.baseAddress! + offsets.0,
+                                                                 output.baseAddress! + offsets.1, output.baseAddress! + offsets.2)
+                            (rowBytes[0], rowBytes[1], rowBytes[2]) = strides
+                            if padding { rowBytes[0] = Int32(lumaSize.width) }
+                            status = tjDecompressToYUVPlanes(handle, input.baseAddress, UInt(input.count), planes.baseAddress,
+                                                             Int32(size.width), rowBytes.baseAddress, Int32(size.height), 0)
+                        }
+                    }
+                    guard padding, let source = padded.baseAddress, status == 0 else { return }
+                    for row in 0..<size.height {
+                        (output.baseAddress! + offsets.0 + row * Int(strides.0)).update(from: source + row * lumaSize.width,
+                                                                                       count: size.width)
                     }
                 }
             }

@@ -10,6 +10,9 @@ public final class JPEGEncoder {
     /// Both chroma planes averaged down to 4:2:0 for an encode that halves them, kept between frames.
     private var halved: UnsafeMutablePointer<UInt8>?
     private var halvedCapacity = 0
+    /// The luma rows of a 4:2:0 image of odd height and its last row once more (`evenLuma`).
+    private var evenLuma: UnsafeMutablePointer<UInt8>?
+    private var evenLumaCapacity = 0
 
     public init() throws(JPEGError) {
         guard let handle = tjInitCompress() else { throw JPEGError("TurboJPEG could not create a compressor") }
@@ -19,6 +22,7 @@ public final class JPEGEncoder {
     deinit {
         if let buffer { tjFree(buffer) }
         halved?.deallocate()
+        evenLuma?.deallocate()
         tjDestroy(handle)
     }
 
@@ -61,11 +65,36 @@ public final class JPEGEncoder {
                 strides[plane] = Int32(halvedWidth)
             }
         }
+        if encoded == .s420, rows.count % 2 == 1, let luma = pointers[0] {
+            pointers[0] = UnsafePointer(evenLuma(luma, stride: planes.strides[0], width: size.width, rows: rows.count))
+        }
         if tjCompressFromYUVPlanes(handle, &pointers, Int32(size.width), &strides, Int32(rows.count),
                                    encoded.turboJPEG, &buffer, &bufferSize, Int32(quality), 0) != 0 {
             throw JPEGError.last(handle, "encoding \(size) \(encoded)")
         }
         return Array(UnsafeBufferPointer(start: buffer, count: Int(bufferSize)))
+    }
+
+    /// A copy of a luma plane of an odd number of `rows` with its last row once more. TurboJPEG
+    /// reads a 4:2:0 image's luma plane with an even number of rows (`tjPlaneHeight`), so of
+    /// an odd height one row past the plane, as the padding of the last MCU row: camd's planes
+    /// have the chroma there, and a strip's (`JPEGStrips`) the first chroma rows, which
+    /// another strip may be converting at that moment, so the last rows of a frame encoded in
+    /// strips came out differently from run to run. Copied, not laid out with a spare row:
+    /// only odd heights pay, and no camera gives one.
+    private func evenLuma(_ luma: UnsafePointer<UInt8>, stride: Int, width: Int, rows: Int) -> UnsafeMutablePointer<UInt8> {
+        // Of an odd width TurboJPEG reads a sample more in each row: the padding row has it too.
+        let count = stride * rows + width + 1
+        if evenLumaCapacity < count {
+            evenLuma?.deallocate()
+            (evenLuma, evenLumaCapacity) = (.allocate(capacity: count), count)
+        }
+        let copy = evenLuma!
+        copy.update(from: luma, count: stride * (rows - 1) + width)
+        let padding = copy + stride * rows
+        padding.update(from: luma + stride * (rows - 1), count: width)
+        padding[width] = padding[width - 1]
+        return copy
     }
 
     /// This encoder's buffer for halved chroma, grown to at least `count` bytes.

@@ -99,6 +99,35 @@ import VideoCore
         #expect(converted == encoderHalved)
     }
 
+    /// TurboJPEG reads a 4:2:0 luma plane with an even number of rows (`tjPlaneHeight`): of
+    /// an odd height, one row past the plane, the padding of the last MCU row. The encoder
+    /// pads with the last row itself, so what lies after the plane (camd's chroma planes, or
+    /// the first rows of a frame whose strips are being converted at that moment) leaves the
+    /// JPEG as it was: the same planes followed by a row of zeros and by a row of 255s, whole
+    /// and as the last strip. Before, the strips of a YUYV 1280x723 frame halved to 4:2:0 once
+    /// decoded to other pixels than the frame encoded whole, in a run of the whole suite.
+    @Test func anOddHeightIsPaddedWithItsLastRowNotWithWhatFollowsThePlane() throws {
+        let size = FrameSize(width: 64, height: 35)
+        let chroma = ChromaSubsampling.s420.chromaSize(size)
+        var state: UInt64 = 3
+        func samples(_ count: Int) -> [UInt8] {
+            (0..<count).map { _ in
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                return UInt8(truncatingIfNeeded: state >> 56)
+            }
+        }
+        let luma = samples(size.area), cb = samples(chroma.area), cr = samples(chroma.area)
+        let planes = PlaneConversion.Planes(offsets: [0, size.area + size.width, size.area + size.width + chroma.area],
+                                            strides: [size.width, chroma.width, chroma.width], subsampling: .s420)
+        func jpeg(_ rows: Range<Int>?, after filler: UInt8) throws -> [UInt8] {
+            let bytes = luma + [UInt8](repeating: filler, count: size.width) + cb + cr
+            return try bytes.withUnsafeBytes { try JPEGEncoder().compress(planes: $0, planes, size: size, rows: rows, quality: 90) }
+        }
+        #expect(try jpeg(nil, after: 0) == jpeg(nil, after: 255), "the whole image")
+        #expect(try jpeg(16..<35, after: 0) == jpeg(16..<35, after: 255), "its last strip")
+        #expect(try jpeg(0..<16, after: 0) == jpeg(0..<16, after: 255), "a strip of even rows reads none past its own")
+    }
+
     /// The mean's rounding alternates row by row, so a plane of .5 means keeps its mean; a
     /// last odd row and column stand for themselves; the vector part and the rest agree.
     @Test func halvingRoundsUpAndDownInTurn() {

@@ -376,6 +376,24 @@ func render(_ image: YUVImage, _ query: [String: String], overlay: TextOverlay? 
         #expect(image.subsampling == .s422)
     }
 
+    /// TurboJPEG writes a 4:2:0 luma plane with an even number of rows: a 1080p JPEG decoded
+    /// at 1/8 is 240x135, and the row past its luma used to land on the first chroma rows,
+    /// already decoded, so a thumbnail's top rows took luma for colour. The bars are upright:
+    /// every chroma row is the same, the top ones too.
+    @Test func anOddHeightDecodedTo420KeepsItsTopChromaRows() throws {
+        let jpeg = try JPEGEncoder().compress(barsImage(FrameSize(width: 1920, height: 1080)), quality: 90, chroma: .halved)
+        var image = YUVImage()
+        let result = try JPEGDecoder().decode(jpeg, covering: FrameSize(width: 240, height: 135), into: &image)
+        #expect(result.size == FrameSize(width: 240, height: 135) && image.subsampling == .s420)
+        for plane in 1...2 {
+            let middle = (0..<120).map { image.sample(plane: plane, x: $0, y: 34) }
+            for row in [0, 1, 67] {
+                let samples = (0..<120).map { image.sample(plane: plane, x: $0, y: row) }
+                #expect(zip(samples, middle).allSatisfy { abs(Int($0) - Int($1)) <= 3 }, "plane \(plane), row \(row): \(samples) against \(middle)")
+            }
+        }
+    }
+
     @Test func aThumbnailOfABigJPEGUsesTheDCTScale() throws {
         let jpeg = try bigJPEG()
         let pipeline = ImagePipeline()
