@@ -10,8 +10,8 @@
 /// closely (a client on a timer) are a poll too, learned two requests sooner; and the first
 /// two after a rest are taken for a client that has just started, so its third request finds
 /// its JPEG made, unless it does not come a period after the second (then the two were no
-/// poll). A request a little early is another client's, not the poll's. A faster poll that starts takes over
-/// from a slower one; a poll whose client misses a request or two is followed at its next
+/// poll). A request a little early is another client's, not the poll's. A faster poll that
+/// starts takes over from a slower one; a poll whose client misses a request or two is followed at its next
 /// one, and one that misses three (or its first) is learned again. Requests that come
 /// together (several clients at once) count as one. Clients that ask at no steady period
 /// give no prediction, and snapshots are encoded when asked.
