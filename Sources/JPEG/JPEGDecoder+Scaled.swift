@@ -75,8 +75,8 @@ extension JPEGDecoder {
         // number of rows (`tjPlaneWidth`, `tjPlaneHeight`): of an odd size, past the luma plane
         // into the chroma, which it has already written (a 1080p JPEG decoded at 1/8 is
         // 240x135). Such a luma is decoded into a plane of that size and copied.
-        let lumaSize = FrameSize(width: sampling == .s420 || sampling == .s422 ? (size.width + 1) / 2 * 2 : size.width,
-                                 height: sampling == .s420 ? (size.height + 1) / 2 * 2 : size.height)
+        let lumaSize = FrameSize(width: Int(tjPlaneWidth(0, Int32(size.width), sampling.turboJPEG)),
+                                 height: Int(tjPlaneHeight(0, Int32(size.height), sampling.turboJPEG)))
         let padding = lumaSize != size
         var paddedLuma = padding ? [UInt8](repeating: 0, count: lumaSize.area) : []
         var status: Int32 = 0

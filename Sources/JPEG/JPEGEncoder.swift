@@ -65,8 +65,9 @@ public final class JPEGEncoder {
                 strides[plane] = Int32(halvedWidth)
             }
         }
-        if encoded == .s420, rows.count % 2 == 1, let luma = pointers[0] {
-            pointers[0] = UnsafePointer(evenLuma(luma, stride: planes.strides[0], width: size.width, rows: rows.count))
+        if tjPlaneHeight(0, Int32(rows.count), encoded.turboJPEG) > rows.count, let luma = pointers[0] {
+            pointers[0] = UnsafePointer(evenLuma(luma, stride: planes.strides[0], width: size.width, rows: rows.count,
+                                                 readWidth: Int(tjPlaneWidth(0, Int32(size.width), encoded.turboJPEG))))
         }
         if tjCompressFromYUVPlanes(handle, &pointers, Int32(size.width), &strides, Int32(rows.count),
                                    encoded.turboJPEG, &buffer, &bufferSize, Int32(quality), 0) != 0 {
@@ -82,9 +83,10 @@ public final class JPEGEncoder {
     /// another strip may be converting at that moment, so the last rows of a frame encoded in
     /// strips came out differently from run to run. Copied, not laid out with a spare row:
     /// only odd heights pay, and no camera gives one.
-    private func evenLuma(_ luma: UnsafePointer<UInt8>, stride: Int, width: Int, rows: Int) -> UnsafeMutablePointer<UInt8> {
-        // Of an odd width TurboJPEG reads a sample more in each row: the padding row has it too.
-        let count = stride * rows + width + 1
+    /// `readWidth` is what TurboJPEG reads of each row (`tjPlaneWidth`): of an odd width a
+    /// sample more, which the padding row has too.
+    private func evenLuma(_ luma: UnsafePointer<UInt8>, stride: Int, width: Int, rows: Int, readWidth: Int) -> UnsafeMutablePointer<UInt8> {
+        let count = stride * rows + readWidth
         if evenLumaCapacity < count {
             evenLuma?.deallocate()
             (evenLuma, evenLumaCapacity) = (.allocate(capacity: count), count)
@@ -93,7 +95,7 @@ public final class JPEGEncoder {
         copy.update(from: luma, count: stride * (rows - 1) + width)
         let padding = copy + stride * rows
         padding.update(from: luma + stride * (rows - 1), count: width)
-        padding[width] = padding[width - 1]
+        for extra in width..<readWidth { padding[extra] = padding[width - 1] }
         return copy
     }
 

@@ -1,6 +1,7 @@
 @testable import JPEG
 import Testing
 import VideoCore
+import CamdTestSupport
 
 /// `image.chroma`: a JPEG halved to 4:2:0 carries the mean of the rows (or 2x2 pixels) each
 /// chroma sample covers, whichever way it was halved, and the camera's planes stay as they came.
@@ -109,13 +110,8 @@ import VideoCore
     @Test func anOddHeightIsPaddedWithItsLastRowNotWithWhatFollowsThePlane() throws {
         let size = FrameSize(width: 64, height: 35)
         let chroma = ChromaSubsampling.s420.chromaSize(size)
-        var state: UInt64 = 3
-        func samples(_ count: Int) -> [UInt8] {
-            (0..<count).map { _ in
-                state = state &* 6364136223846793005 &+ 1442695040888963407
-                return UInt8(truncatingIfNeeded: state >> 56)
-            }
-        }
+        var random = SplitMix64(seed: 3)
+        func samples(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) } }
         let luma = samples(size.area), cb = samples(chroma.area), cr = samples(chroma.area)
         let planes = PlaneConversion.Planes(offsets: [0, size.area + size.width, size.area + size.width + chroma.area],
                                             strides: [size.width, chroma.width, chroma.width], subsampling: .s420)
