@@ -26,6 +26,9 @@ struct SnapshotCommand: ParsableCommand {
     @Option(help: "JPEG quality, 1 to 100.")
     var quality: Int = FrameEncoder.defaultQuality
 
+    @Option(help: "JPEG chroma: \"4:2:0\" (halved, camd's default) or \"camera\" (as the camera sends it: 4:2:2 for YUYV).")
+    var chroma: String?
+
     @Option(help: "Frames to skip first while auto-exposure settles.")
     var skip: Int = Snapshot.defaultSkip
 
@@ -44,11 +47,12 @@ struct SnapshotCommand: ParsableCommand {
 
     func validate() throws {
         // Checked by the camera settings' declarations, with the words camd.toml and the API use.
-        let settings = [("size", size), ("format", format), ("fps", fps.map { String($0) }), ("quality", String(quality))]
+        let settings = [("size", size), ("format", format), ("fps", fps.map { String($0) }), ("quality", String(quality)),
+                        ("image.chroma", chroma)]
         do throws(SettingError) {
             _ = try CameraSettings.fields(fromArguments: settings.compactMap { key, value in value.map { "\(key)=\($0)" } })
         } catch {
-            throw ValidationError(error.description)
+            throw ValidationError(error.key == "image.chroma" ? "--chroma \(error.message)" : error.description)
         }
         guard (0...1000).contains(skip) else { throw ValidationError("--skip must be from 0 to 1000; got \(skip)") }
         guard timeout > 0 else { throw ValidationError("--timeout must be above 0 seconds") }
@@ -68,6 +72,7 @@ struct SnapshotCommand: ParsableCommand {
         options.frameTimeout = .milliseconds(Int64(timeout * 1000))
         options.controls = try parseAssignments(controls)
         do { options.image = try image.settings() } catch { throw fail(error.description, ExitStatus.usage) }
+        if let chroma = chroma.flatMap(JPEGChroma.init(rawValue:)) { options.image.chroma = chroma }
 
         let result: Snapshot.Result
         do {
@@ -98,8 +103,8 @@ struct SnapshotCommand: ParsableCommand {
     /// The newest frame of camd's running stream: no open, no warm-up, no second owner of the device.
     func fromDaemon(_ client: DaemonClient, camera id: String) throws {
         let reply = try DaemonCall.perform(client, "GET", "/v1/cameras/\(id)/snapshot" + (image.isEmpty ? "" : "?" + image.queryString))
-        if size != nil || format != nil || fps != nil || quality != FrameEncoder.defaultQuality {
-            printError("camctl: note: camd's camera \(id) keeps its own size, format, rate and quality; change them with its configure endpoint, or use --no-daemon")
+        if size != nil || format != nil || fps != nil || quality != FrameEncoder.defaultQuality || chroma != nil {
+            printError("camctl: note: camd's camera \(id) keeps its own size, format, rate, quality and chroma; change them with `camctl configure \(id) quality=70 image.chroma=camera`, or use --no-daemon")
         }
         do {
             if output == "-" { try StandardOutput.write(reply.body) } else { try AtomicFile.write(reply.body, to: output) }
