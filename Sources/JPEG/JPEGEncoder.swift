@@ -10,9 +10,9 @@ public final class JPEGEncoder {
     /// Both chroma planes averaged down to 4:2:0 for an encode that halves them, kept between frames.
     private var halved: UnsafeMutablePointer<UInt8>?
     private var halvedCapacity = 0
-    /// The luma rows of a 4:2:0 image of odd height and its last row once more (`evenLuma`).
-    private var evenLuma: UnsafeMutablePointer<UInt8>?
-    private var evenLumaCapacity = 0
+    /// The luma plane of an odd size, padded as TurboJPEG reads it (`paddedLuma`).
+    private var padded: UnsafeMutablePointer<UInt8>?
+    private var paddedCapacity = 0
 
     public init() throws(JPEGError) {
         guard let handle = tjInitCompress() else { throw JPEGError("TurboJPEG could not create a compressor") }
@@ -22,7 +22,7 @@ public final class JPEGEncoder {
     deinit {
         if let buffer { tjFree(buffer) }
         halved?.deallocate()
-        evenLuma?.deallocate()
+        padded?.deallocate()
         tjDestroy(handle)
     }
 
@@ -65,9 +65,12 @@ public final class JPEGEncoder {
                 strides[plane] = Int32(halvedWidth)
             }
         }
-        if tjPlaneHeight(0, Int32(rows.count), encoded.turboJPEG) > rows.count, let luma = pointers[0] {
-            pointers[0] = UnsafePointer(evenLuma(luma, stride: planes.strides[0], width: size.width, rows: rows.count,
-                                                 readWidth: Int(tjPlaneWidth(0, Int32(size.width), encoded.turboJPEG))))
+        let readWidth = Int(tjPlaneWidth(0, Int32(size.width), encoded.turboJPEG))
+        let readRows = Int(tjPlaneHeight(0, Int32(rows.count), encoded.turboJPEG))
+        if readWidth > size.width || readRows > rows.count, let luma = pointers[0] {
+            pointers[0] = UnsafePointer(paddedLuma(luma, stride: planes.strides[0], width: size.width, rows: rows.count,
+                                                   readWidth: readWidth, readRows: readRows))
+            strides[0] = Int32(readWidth)
         }
         if tjCompressFromYUVPlanes(handle, &pointers, Int32(size.width), &strides, Int32(rows.count),
                                    encoded.turboJPEG, &buffer, &bufferSize, Int32(quality), 0) != 0 {
@@ -76,26 +79,28 @@ public final class JPEGEncoder {
         return Array(UnsafeBufferPointer(start: buffer, count: Int(bufferSize)))
     }
 
-    /// A copy of a luma plane of an odd number of `rows` with its last row once more. TurboJPEG
-    /// reads a 4:2:0 image's luma plane with an even number of rows (`tjPlaneHeight`), so of
-    /// an odd height one row past the plane, as the padding of the last MCU row: camd's planes
-    /// have the chroma there, and a strip's (`JPEGStrips`) the first chroma rows, which
-    /// another strip may be converting at that moment, so the last rows of a frame encoded in
-    /// strips came out differently from run to run. Copied, not laid out with a spare row:
-    /// only odd heights pay, and no camera gives one.
-    /// `readWidth` is what TurboJPEG reads of each row (`tjPlaneWidth`): of an odd width a
-    /// sample more, which the padding row has too.
-    private func evenLuma(_ luma: UnsafePointer<UInt8>, stride: Int, width: Int, rows: Int, readWidth: Int) -> UnsafeMutablePointer<UInt8> {
-        let count = stride * rows + readWidth
-        if evenLumaCapacity < count {
-            evenLuma?.deallocate()
-            (evenLuma, evenLumaCapacity) = (.allocate(capacity: count), count)
+    /// A copy of a luma plane padded as TurboJPEG reads it (`tjPlaneWidth`, `tjPlaneHeight`):
+    /// of an odd width in 4:2:x each row one sample wider, of an odd height in 4:2:0 one row
+    /// more, as the padding of the last MCU column and row. Without it TurboJPEG reads past
+    /// each row and past the plane: the next row's first sample, the chroma after the plane,
+    /// and in a strip (`JPEGStrips`) the next strip's rows, which another thread may be
+    /// converting at that moment, so a frame encoded in strips came out differently from run
+    /// to run. Padded with the last sample and row, as libjpeg pads an image it subsamples
+    /// itself. Copied, not laid out with room to spare: only odd sizes pay, and no camera
+    /// gives one (a render's `?max=` can).
+    private func paddedLuma(_ luma: UnsafePointer<UInt8>, stride: Int, width: Int, rows: Int,
+                            readWidth: Int, readRows: Int) -> UnsafeMutablePointer<UInt8> {
+        let count = readWidth * readRows
+        if paddedCapacity < count {
+            padded?.deallocate()
+            (padded, paddedCapacity) = (.allocate(capacity: count), count)
         }
-        let copy = evenLuma!
-        copy.update(from: luma, count: stride * (rows - 1) + width)
-        let padding = copy + stride * rows
-        padding.update(from: luma + stride * (rows - 1), count: width)
-        for extra in width..<readWidth { padding[extra] = padding[width - 1] }
+        let copy = padded!
+        for row in 0..<readRows {
+            let target = copy + row * readWidth
+            target.update(from: luma + min(row, rows - 1) * stride, count: width)
+            for extra in width..<readWidth { target[extra] = target[width - 1] }
+        }
         return copy
     }
 

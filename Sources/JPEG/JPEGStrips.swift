@@ -16,14 +16,13 @@ public enum JPEGStrips {
     /// The rows of each strip a frame of `size` is cut into with `threads` to encode them:
     /// one strip per thread where each holds at least `minimumPixelsPerStrip`, else fewer.
     /// Where one strip's MCUs would not fit the 16-bit restart interval (a frame over 4096
-    /// wide in gray), more strips than threads; the runner encodes the rest in turn. One
-    /// strip, the whole frame, for an odd width in 4:2:2 or 4:2:0: TurboJPEG reads each luma
-    /// row one sample wider than the image (`tjPlaneWidth`), so a strip's last row would
-    /// read the next strip's first sample, which another thread may still be converting.
+    /// wide in gray), more strips than threads; the runner encodes the rest in turn. An odd
+    /// size is cut too: each strip's encoder pads its own luma rows (`JPEGEncoder`), so none
+    /// reads into the next strip's.
     public static func rows(for size: FrameSize, subsampling: ChromaSubsampling, threads: Int) -> [Range<Int>] {
         let whole = [0..<size.height]
         var count = max(1, min(threads, size.area / minimumPixelsPerStrip))
-        guard count > 1, size.width % 2 == 0 || subsampling == .gray || subsampling == .s444 else { return whole }
+        guard count > 1 else { return whole }
         var strips = rows(height: size.height, subsampling: subsampling, count: count)
         while strips.count > 1, restartInterval(strips, width: size.width, subsampling: subsampling) > 0xFFFF {
             count += 1

@@ -124,6 +124,30 @@ import CamdTestSupport
         #expect(try jpeg(0..<16, after: 0) == jpeg(0..<16, after: 255), "a strip of even rows reads none past its own")
     }
 
+    /// Of an odd width in 4:2:0 or 4:2:2, TurboJPEG reads each luma row one sample wider
+    /// (`tjPlaneWidth`): the padding is the row's last sample, not the byte after the row
+    /// (here a spare byte of each row, 0 or 255), whole, in a strip, and as the last strip.
+    @Test(arguments: [ChromaSubsampling.s420, .s422])
+    func anOddWidthIsPaddedWithItsLastSampleNotWithWhatFollowsTheRow(_ subsampling: ChromaSubsampling) throws {
+        let size = FrameSize(width: 63, height: 35), stride = 64
+        let chroma = subsampling.chromaSize(size)
+        var random = SplitMix64(seed: 5)
+        func samples(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) } }
+        let luma = samples(size.area), cb = samples(chroma.area), cr = samples(chroma.area)
+        let planes = PlaneConversion.Planes(offsets: [0, stride * size.height, stride * size.height + chroma.area],
+                                            strides: [stride, chroma.width, chroma.width], subsampling: subsampling)
+        func jpeg(_ rows: Range<Int>?, spare: UInt8) throws -> [UInt8] {
+            let rowsWithSpare = (0..<size.height).flatMap { row in luma[(row * size.width)..<((row + 1) * size.width)] + [spare] }
+            let bytes = rowsWithSpare + cb + cr
+            return try bytes.withUnsafeBytes { try JPEGEncoder().compress(planes: $0, planes, size: size, rows: rows, quality: 90) }
+        }
+        #expect(try jpeg(nil, spare: 0) == jpeg(nil, spare: 255), "the whole image")
+        #expect(try jpeg(0..<16, spare: 0) == jpeg(0..<16, spare: 255), "a strip")
+        #expect(try jpeg(16..<35, spare: 0) == jpeg(16..<35, spare: 255), "the last strip, of an odd height too")
+        let decoded = try JPEGDecoder().decodeRGB(try jpeg(nil, spare: 0))
+        #expect(decoded.size == size)
+    }
+
     /// The mean's rounding alternates row by row, so a plane of .5 means keeps its mean; a
     /// last odd row and column stand for themselves; the vector part and the rest agree.
     @Test func halvingRoundsUpAndDownInTurn() {

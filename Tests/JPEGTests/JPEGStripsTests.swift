@@ -67,9 +67,9 @@ private func restartMarkers(_ jpeg: [UInt8]) -> [UInt8] {
         #expect(strips(1920, 1080, .s420, threads: 4) == 4)
         #expect(strips(320, 240, threads: 4) == 1)
         #expect(strips(1920, 1080, threads: 1) == 1)
-        // An odd width in 4:2:x: a strip's last luma row would be read one sample into the next strip.
-        #expect(strips(1281, 722, .s420, threads: 3) == 1)
-        #expect(strips(1281, 722, .s422, threads: 3) == 1)
+        // An odd width is cut as an even one: each strip's encoder pads its own luma rows.
+        #expect(strips(1281, 722, .s420, threads: 3) == 3)
+        #expect(strips(1281, 722, .s422, threads: 3) == 3)
         #expect(strips(1281, 722, .gray, threads: 3) == 3)
         // 512 MCUs a row in gray: two strips of 135 MCU rows would need a restart interval of 69,120.
         let wide = JPEGStrips.rows(for: FrameSize(width: 4096, height: 2160), subsampling: .gray, threads: 2)
@@ -85,6 +85,9 @@ private func restartMarkers(_ jpeg: [UInt8]) -> [UInt8] {
         FrameLayout(format: .nv12, size: FrameSize(width: 1280, height: 720), bytesPerLine: 1280, range: .limited),
         // Converted strip by strip, and an odd number of chroma rows: the last strip takes the extra one.
         FrameLayout(format: .yuv420, size: FrameSize(width: 1280, height: 722), bytesPerLine: 1280, range: .limited),
+        // An odd width, read in place and converted strip by strip: each strip pads its own luma rows.
+        FrameLayout(format: .yuv420, size: FrameSize(width: 1281, height: 722), bytesPerLine: 1282, range: .full),
+        FrameLayout(format: .yuv420, size: FrameSize(width: 1281, height: 723), bytesPerLine: 1282, range: .limited),
         FrameLayout(format: .grey, size: FrameSize(width: 1024, height: 768), bytesPerLine: 1024, range: .full),
         FrameLayout(format: .grey, size: FrameSize(width: 1001, height: 769), bytesPerLine: 1001, range: .limited),  // odd, converted
         // More strips than threads: in one strip, 512 MCUs a row would overflow the restart interval.
