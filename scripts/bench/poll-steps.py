@@ -40,21 +40,11 @@ def poll(target, path, period, count):
     for _ in range(count):
         time.sleep(max(0.0, due - time.monotonic()))
         due += period
-        started = time.perf_counter()
-        connection = camdclient.Connection(target, 10)
-        connection.connect()
-        connected = time.perf_counter()
-        connection.request("GET", path)
-        response = connection.getresponse()
-        headed = time.perf_counter()
-        body = response.read()
-        read = time.perf_counter()
-        connection.close()
-        closed = time.perf_counter()
-        if response.status != 200 or not body.startswith(b"\xff\xd8"):
-            raise RuntimeError(f"{target}: {response.status}, {len(body)} bytes")
+        code, _, body, (connected, headed, read, closed) = camdclient.timed_get(target, path)
+        if code != 200 or not body.startswith(b"\xff\xd8"):
+            raise RuntimeError(f"{target}: {code}, {len(body)} bytes")
         rows.append(tuple((b - a) * 1000 for a, b in
-                          ((started, connected), (connected, headed), (headed, read), (read, closed), (started, closed))))
+                          ((0, connected), (connected, headed), (headed, read), (read, closed), (0, closed))))
     return rows[SETTLING:]
 
 

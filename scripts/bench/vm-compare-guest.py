@@ -444,28 +444,17 @@ def poll_client(target, path, period, count, pid, age_of, idle):
     for _ in range(count):
         time.sleep(max(0.0, due - time.monotonic()))
         due += period
-        started = time.perf_counter()
-        connection = camdclient.Connection(target, 10)
         try:
-            connection.connect()
-            connected = time.perf_counter()
-            connection.request("GET", path)
-            response = connection.getresponse()
-            headed = time.perf_counter()
-            body = response.read()
-            code, headers = response.status, response.headers
+            code, headers, body, (connected, headed, _, closed) = camdclient.timed_get(target, path)
         except OSError:
             errors += 1
             continue
-        finally:
-            connection.close()
-        took = (time.perf_counter() - started) * 1000
         if code != 200 or not body.startswith(b"\xff\xd8"):
             errors += 1
             continue
-        times.append(took)
-        connects.append((connected - started) * 1000)
-        heads.append((headed - started) * 1000)
+        times.append(closed * 1000)
+        connects.append(connected * 1000)
+        heads.append(headed * 1000)
         sizes.append(len(body))
         header_counts.append(len(headers))
         age = age_of(dict(headers))

@@ -138,6 +138,28 @@ def call(target, method, path, body=None, timeout=30, headers=None):
         conn.close()
 
 
+def timed_get(target, path, timeout=10):
+    """One GET on a connection of its own, as a polling client makes it, timed step by step:
+    (status, headers, body, steps), where `steps` are the seconds from the start until
+    connected, until the status line and headers were read, until the body was read, and
+    until the connection was closed. Raises on connection errors and timeouts."""
+    started = time.perf_counter()
+    connection = Connection(target, timeout)
+    try:
+        connection.connect()
+        connected = time.perf_counter()
+        connection.request("GET", path)
+        response = connection.getresponse()
+        headed = time.perf_counter()
+        body = response.read()
+        read = time.perf_counter()
+    finally:
+        connection.close()
+    closed = time.perf_counter()
+    steps = tuple(t - started for t in (connected, headed, read, closed))
+    return response.status, response.headers, body, steps
+
+
 def call_json(target, method, path, body=None, timeout=30):
     """(status, decoded JSON or None) of one request."""
     code, _, data = call(target, method, path, body, timeout)
