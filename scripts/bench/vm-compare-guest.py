@@ -516,25 +516,16 @@ def memory(pid):
     with open(f"/proc/{pid}/status") as f:
         status = {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in f)
                   if k in ("VmHWM", "VmRSS", "RssAnon", "RssFile", "Threads")}
-    by_name, name, regions = {}, None, []
+    by_name, regions = {}, []
     executable = os.path.realpath(f"/proc/{pid}/exe")
     status["executable"] = {}  # the program's own file, by the mapping's permissions
-    with open(f"/proc/{pid}/smaps") as f:
-        for line in f:
-            fields = line.split()
-            if "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:
-                name = fields[5] if len(fields) > 5 else "[anonymous]"
-                perms = fields[1]
-                start, end = (int(x, 16) for x in fields[0].split("-"))
-                regions.append({"name": name, "kib": (end - start) // 1024, "anon": 0})
-            elif fields[0] == "Rss:":
-                by_name[name] = by_name.get(name, 0) + int(fields[1])
-                if name == executable:
-                    status["executable"][perms] = status["executable"].get(perms, 0) + int(fields[1])
-            elif fields[0] == "Anonymous:":
-                regions[-1]["anon"] = int(fields[1])
-            elif fields[0] == "AnonHugePages:":
-                status["huge_kib"] = status.get("huge_kib", 0) + int(fields[1])
+    for mapping in camdclient.smaps(pid):
+        name, rss = mapping["name"], mapping["rss_kib"]
+        by_name[name] = by_name.get(name, 0) + rss
+        if name == executable:
+            status["executable"][mapping["perms"]] = status["executable"].get(mapping["perms"], 0) + rss
+        status["huge_kib"] = status.get("huge_kib", 0) + mapping["huge_kib"]
+        regions.append(mapping)
     # The driver's buffers: kernel 6.1's VmRSS counts a process's mapping of them in some runs
     # and not in others (µStreamer's 1.8 MiB; camd's 2.4 MiB never), smaps always does. The
     # daemons compared without them, both from smaps, is the comparison that does not depend on it.
@@ -545,8 +536,8 @@ def memory(pid):
     status["libraries_kib"] = sum(by_name[n] for n in libraries)
     status["top"] = sorted(by_name.items(), key=lambda item: -item[1])[:8]
     # Anonymous memory region by region (frame buffers, the heap, arenas, stacks, relocated data).
-    status["anon_top"] = [(r["anon"], r["kib"], os.path.basename(r["name"]))
-                          for r in sorted(regions, key=lambda r: -r["anon"])[:10] if r["anon"]]
+    status["anon_top"] = [(r["anon_kib"], r["size_kib"], os.path.basename(r["name"]))
+                          for r in sorted(regions, key=lambda r: -r["anon_kib"])[:10] if r["anon_kib"]]
     return status
 
 
