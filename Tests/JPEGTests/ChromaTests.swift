@@ -111,8 +111,7 @@ import CamdTestSupport
         let size = FrameSize(width: 64, height: 35)
         let chroma = ChromaSubsampling.s420.chromaSize(size)
         var random = SplitMix64(seed: 3)
-        func samples(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) } }
-        let luma = samples(size.area), cb = samples(chroma.area), cr = samples(chroma.area)
+        let luma = random.bytes(size.area), cb = random.bytes(chroma.area), cr = random.bytes(chroma.area)
         let planes = PlaneConversion.Planes(offsets: [0, size.area + size.width, size.area + size.width + chroma.area],
                                             strides: [size.width, chroma.width, chroma.width], subsampling: .s420)
         func jpeg(_ rows: Range<Int>?, after filler: UInt8) throws -> [UInt8] {
@@ -132,8 +131,7 @@ import CamdTestSupport
         let size = FrameSize(width: 63, height: 35), stride = 64
         let chroma = subsampling.chromaSize(size)
         var random = SplitMix64(seed: 5)
-        func samples(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) } }
-        let luma = samples(size.area), cb = samples(chroma.area), cr = samples(chroma.area)
+        let luma = random.bytes(size.area), cb = random.bytes(chroma.area), cr = random.bytes(chroma.area)
         let planes = PlaneConversion.Planes(offsets: [0, stride * size.height, stride * size.height + chroma.area],
                                             strides: [stride, chroma.width, chroma.width], subsampling: subsampling)
         func jpeg(_ rows: Range<Int>?, spare: UInt8) throws -> [UInt8] {
