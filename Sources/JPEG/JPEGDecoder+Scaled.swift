@@ -75,8 +75,7 @@ extension JPEGDecoder {
         // number of rows (`tjPlaneWidth`, `tjPlaneHeight`): of an odd size, past the luma plane
         // into the chroma, which it has already written (a 1080p JPEG decoded at 1/8 is
         // 240x135). Such a luma is decoded into a plane of that size and copied.
-        let lumaSize = FrameSize(width: Int(tjPlaneWidth(0, Int32(size.width), sampling.turboJPEG)),
-                                 height: Int(tjPlaneHeight(0, Int32(size.height), sampling.turboJPEG)))
+        let lumaSize = sampling.turboJPEGLuma(size)
         let padding = lumaSize != size
         var paddedLuma = padding ? [UInt8](repeating: 0, count: lumaSize.area) : []
         var status: Int32 = 0

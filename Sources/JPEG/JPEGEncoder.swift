@@ -65,12 +65,10 @@ public final class JPEGEncoder {
                 strides[plane] = Int32(halvedWidth)
             }
         }
-        let readWidth = Int(tjPlaneWidth(0, Int32(size.width), encoded.turboJPEG))
-        let readRows = Int(tjPlaneHeight(0, Int32(rows.count), encoded.turboJPEG))
-        if readWidth > size.width || readRows > rows.count, let luma = pointers[0] {
-            pointers[0] = UnsafePointer(paddedLuma(luma, stride: planes.strides[0], width: size.width, rows: rows.count,
-                                                   readWidth: readWidth, readRows: readRows))
-            strides[0] = Int32(readWidth)
+        let read = encoded.turboJPEGLuma(FrameSize(width: size.width, height: rows.count))
+        if read.width > size.width || read.height > rows.count, let luma = pointers[0] {
+            pointers[0] = UnsafePointer(paddedLuma(luma, stride: planes.strides[0], width: size.width, rows: rows.count, read: read))
+            strides[0] = Int32(read.width)
         }
         if tjCompressFromYUVPlanes(handle, &pointers, Int32(size.width), &strides, Int32(rows.count),
                                    encoded.turboJPEG, &buffer, &bufferSize, Int32(quality), 0) != 0 {
@@ -79,7 +77,7 @@ public final class JPEGEncoder {
         return Array(UnsafeBufferPointer(start: buffer, count: Int(bufferSize)))
     }
 
-    /// A copy of a luma plane padded as TurboJPEG reads it (`tjPlaneWidth`, `tjPlaneHeight`):
+    /// A copy of a luma plane padded to `read`, what TurboJPEG reads of it (`turboJPEGLuma`):
     /// of an odd width in 4:2:x each row one sample wider, of an odd height in 4:2:0 one row
     /// more, as the padding of the last MCU column and row. Without it TurboJPEG reads past
     /// each row and past the plane: the next row's first sample, the chroma after the plane,
@@ -88,18 +86,18 @@ public final class JPEGEncoder {
     /// to run. Padded with the last sample and row, as libjpeg pads an image it subsamples
     /// itself. Copied, not laid out with room to spare: only odd sizes pay, and no camera
     /// gives one (a render's `?max=` can).
-    private func paddedLuma(_ luma: UnsafePointer<UInt8>, stride: Int, width: Int, rows: Int,
-                            readWidth: Int, readRows: Int) -> UnsafeMutablePointer<UInt8> {
-        let count = readWidth * readRows
+    private func paddedLuma(_ luma: UnsafePointer<UInt8>, stride: Int, width: Int, rows: Int, read: FrameSize)
+        -> UnsafeMutablePointer<UInt8> {
+        let count = read.area
         if paddedCapacity < count {
             padded?.deallocate()
             (padded, paddedCapacity) = (.allocate(capacity: count), count)
         }
         let copy = padded!
-        for row in 0..<readRows {
-            let target = copy + row * readWidth
+        for row in 0..<read.height {
+            let target = copy + row * read.width
             target.update(from: luma + min(row, rows - 1) * stride, count: width)
-            for extra in width..<readWidth { target[extra] = target[width - 1] }
+            for extra in width..<read.width { target[extra] = target[width - 1] }
         }
         return copy
     }

@@ -15,6 +15,13 @@ public enum ChromaSubsampling: String, Hashable, Sendable, CaseIterable {
         }
     }
 
+    /// The luma plane TurboJPEG reads and writes for an image of `size` (`tjPlaneWidth`,
+    /// `tjPlaneHeight`): of an odd size, in 4:2:2 and 4:2:0 a sample wider, in 4:2:0 a row more.
+    func turboJPEGLuma(_ size: FrameSize) -> FrameSize {
+        FrameSize(width: Int(tjPlaneWidth(0, Int32(size.width), turboJPEG)),
+                  height: Int(tjPlaneHeight(0, Int32(size.height), turboJPEG)))
+    }
+
     /// The pixels one MCU (minimum coded unit) of a JPEG covers.
     var mcuSize: FrameSize {
         switch self {
