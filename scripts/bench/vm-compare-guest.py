@@ -529,8 +529,7 @@ def memory(pid):
     # The driver's buffers: kernel 6.1's VmRSS counts a process's mapping of them in some runs
     # and not in others (µStreamer's 1.8 MiB; camd's 2.4 MiB never), smaps always does. The
     # daemons compared without them, both from smaps, is the comparison that does not depend on it.
-    status["devices_kib"] = sum(k for n, k in by_name.items() if n.startswith("/dev/"))
-    status["without_devices_kib"] = sum(by_name.values()) - status["devices_kib"]
+    status["without_devices_kib"], status["devices_kib"] = camdclient.without_devices(regions)
     libraries = [n for n in by_name if ".so" in n]
     status["libraries"] = len(libraries)
     status["libraries_kib"] = sum(by_name[n] for n in libraries)

@@ -798,17 +798,21 @@ def smaps(pid):
     return mappings
 
 
-def resident_without_devices(pid):
-    """(resident KiB without mappings of device files, resident KiB of those) from smaps; None if
-    the process is gone. A V4L2 driver's buffers are such mappings, and kernel 6.1 counts them in
-    VmRSS in some runs and not in others (a daemon's whole 2.4 MiB of them, or none); smaps always
-    does, so what is left without them is the daemon's own memory, the same either way."""
-    try:
-        mappings = smaps(pid)
-    except OSError:
-        return None
+def without_devices(mappings):
+    """(resident KiB without mappings of device files, resident KiB of those) of `smaps`'s
+    mappings. A V4L2 driver's buffers are such mappings, and kernel 6.1 counts them in VmRSS in
+    some runs and not in others (a daemon's whole 2.4 MiB of them, or none); smaps always does,
+    so what is left without them is the daemon's own memory, the same either way."""
     devices = sum(m["rss_kib"] for m in mappings if m["name"].startswith("/dev/"))
     return sum(m["rss_kib"] for m in mappings) - devices, devices
+
+
+def resident_without_devices(pid):
+    """`without_devices` of a process, from its smaps; None if the process is gone."""
+    try:
+        return without_devices(smaps(pid))
+    except OSError:
+        return None
 
 
 def fd_targets(pid):
