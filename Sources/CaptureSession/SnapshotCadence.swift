@@ -11,10 +11,10 @@
 /// two after a rest are taken for a client that has just started, so its third request finds
 /// its JPEG made, unless it does not come a period after the second (then the two were no
 /// poll). A request a little early is another client's, not the poll's. A faster poll that
-/// starts takes over from a slower one; a poll whose client misses a request or two is followed at its next
-/// one, and one that misses three (or its first) is learned again. Requests that come
-/// together (several clients at once) count as one. Clients that ask at no steady period
-/// give no prediction, and snapshots are encoded when asked.
+/// starts takes over from a slower one; a poll whose client misses a request or two is
+/// followed at its next one, and one that misses three (or its first) is learned again.
+/// Requests that come together (several clients at once) count as one. Clients that ask at
+/// no steady period give no prediction, and snapshots are encoded when asked.
 struct SnapshotCadence: Sendable {
     /// The times (CLOCK_MONOTONIC seconds) of the last requests, oldest first.
     private(set) var times: [Double] = []
