@@ -68,7 +68,8 @@ import VideoCore
             #expect(movie.width == 320 && movie.height == 240)
             #expect(await session.status().video.framesEncoded > 50)
             // Every frame of 2 s at 30 fps, as ffprobe counts them by decoding (a loaded machine may skip a few).
-            let frames = TestPhotos.countFramesWithFFprobe(root + "/synth/" + movie.name) ?? -1
+            let path = root + "/synth/" + movie.name
+            let frames = try await onOwnThread { TestPhotos.countFramesWithFFprobe(path) } ?? -1
             #expect(frames >= 54 && frames <= 61, "\(frames) frames")
             #expect(await session.status().video.encoder != nil)
             let after = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }

@@ -1,4 +1,5 @@
 @testable import Daemon
+import CamdTestSupport
 import Hummingbird
 import Logging
 import NIOCore
@@ -47,7 +48,13 @@ import Glibc
         #expect(setUp.connections.value.count == 0)
     }
 
-    @Test func theSweepClosesAConnectionIdleForTheTimeoutAndNotBefore() throws {
+    /// Waits a second of the real clock: on a thread of its own, not one of Swift's tasks' that
+    /// the other tests need.
+    @Test func theSweepClosesAConnectionIdleForTheTimeoutAndNotBefore() async throws {
+        try await onOwnThread(Self.sweepClosesAConnectionIdleForTheTimeoutAndNotBefore)
+    }
+
+    static func sweepClosesAConnectionIdleForTheTimeoutAndNotBefore() throws {
         let loop = EmbeddedEventLoop()
         let setUp = ConnectionSetup.forTests(on: loop, idleTimeout: .seconds(1))
         let channels = try Self.connections(2, setUp, on: loop)

@@ -6,7 +6,8 @@ import VideoCore
 
 /// The live stream's fragments as players read them: an init segment and one fragment per
 /// frame, decoded by ffmpeg from the start or from any keyframe, on one timeline across
-/// encoder restarts, each fragment stamped with its frame's capture time.
+/// encoder restarts, each fragment stamped with its frame's capture time. The players run on
+/// threads of their own (`onOwnThread`), not on the two of Swift's tasks the other tests need.
 @Suite struct LiveMP4FragmenterTests {
     static let size = FrameSize(width: 160, height: 120)
 
@@ -42,7 +43,7 @@ import VideoCore
         return path
     }
 
-    @Test func aLiveStreamDecodesCleanFrameByFrameFromAKeyframe() throws {
+    @Test func aLiveStreamDecodesCleanFrameByFrameFromAKeyframe() async throws {
         var fragmenter: LiveMP4Fragmenter?
         let fragments = try Self.encode(60, firstTime: 100, into: &fragmenter)
         let live = try #require(fragmenter)
@@ -50,28 +51,28 @@ import VideoCore
         #expect(live.contentType.hasPrefix("video/mp4; codecs=\"avc1."))
         let path = try Self.write(live.initSegment, fragments)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        #expect(try Players.decodeErrors(path) == "")
-        let frames = try Players.frames(path)
+        #expect(try await onOwnThread { try Players.decodeErrors(path) } == "")
+        let frames = try await onOwnThread { try Players.frames(path) }
         #expect(frames.count == 60)
         #expect(frames.first?.isKeyframe == true)
         let steps = zip(frames, frames.dropFirst()).map { $1.time - $0.time }
         #expect(steps.allSatisfy { abs($0 - 1.0 / 30) < 0.002 }, "\(steps.prefix(5))")
     }
 
-    @Test func aClientJoiningAtAKeyframeAskedForDecodesCleanFromThere() throws {
+    @Test func aClientJoiningAtAKeyframeAskedForDecodesCleanFromThere() async throws {
         var fragmenter: LiveMP4Fragmenter?
         let fragments = try Self.encode(50, firstTime: 0, keyframes: [25], into: &fragmenter)
         #expect(fragments[25].isKeyframe)
         #expect(fragments[1..<25].allSatisfy { !$0.isKeyframe }, "no keyframe but the first and the one asked for")
         let path = try Self.write(try #require(fragmenter).initSegment, fragments[25...])
         defer { try? FileManager.default.removeItem(atPath: path) }
-        #expect(try Players.decodeErrors(path) == "")
-        let frames = try Players.frames(path)
+        #expect(try await onOwnThread { try Players.decodeErrors(path) } == "")
+        let frames = try await onOwnThread { try Players.frames(path) }
         #expect(frames.count == 25)
         #expect(frames.first?.isKeyframe == true)
     }
 
-    @Test func anEncoderOpenedAgainContinuesTheTimeline() throws {
+    @Test func anEncoderOpenedAgainContinuesTheTimeline() async throws {
         var fragmenter: LiveMP4Fragmenter?
         var fragments = try Self.encode(30, firstTime: 500, into: &fragmenter)
         let firstFormat = try #require(fragmenter).format
@@ -83,21 +84,21 @@ import VideoCore
         fragments += try Self.encode(30, firstTime: 7, into: &again)
         let path = try Self.write(try #require(fragmenter).initSegment, fragments)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        #expect(try Players.decodeErrors(path) == "")
-        let frames = try Players.frames(path)
+        #expect(try await onOwnThread { try Players.decodeErrors(path) } == "")
+        let frames = try await onOwnThread { try Players.frames(path) }
         #expect(frames.count == 60)
         let steps = zip(frames, frames.dropFirst()).map { $1.time - $0.time }
         #expect(steps.allSatisfy { $0 > 0 && $0 < 0.05 }, "time never goes back and has no gap: \(steps[28...31])")
     }
 
-    @Test func framesTheCameraSkippedLeaveAHoleOfAtMostOneFrame() throws {
+    @Test func framesTheCameraSkippedLeaveAHoleOfAtMostOneFrame() async throws {
         // One frame skipped, then four: a browser's Media Source takes a hole of more than two
         // frame times for a break and drops every frame up to the next keyframe.
         var fragmenter: LiveMP4Fragmenter?
         let fragments = try Self.encode(40, firstTime: 0, skipping: [10, 20, 21, 22, 23], into: &fragmenter)
         let path = try Self.write(try #require(fragmenter).initSegment, fragments)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let frames = try Players.frames(path)
+        let frames = try await onOwnThread { try Players.frames(path) }
         #expect(frames.count == 35)
         let steps = zip(frames, frames.dropFirst()).map { $1.time - $0.time }
         #expect(steps.allSatisfy { $0 > 0 && $0 <= 2.0 / 30 + 0.001 }, "\(steps)")
