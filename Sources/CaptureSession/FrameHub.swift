@@ -147,11 +147,13 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         /// How long an encode made ahead of a poll is given, in seconds: the second slowest of
         /// the last 20 encode times (of a JPEG made ahead, from its due start to its delivery),
         /// so one slow encode (a cold cache, a burst of other work) does not age every
-        /// snapshot, and a poll's request rarely comes before its JPEG. With the 90th
-        /// percentile, one request in ten did, and waited for the rest of the encode: in the
-        /// emulated VM 4 of 77 polls every 0.5 s, most of its p99 (issue 16). A frame is as old
-        /// at the request as its encode was given, so it is given the spread the encodes
-        /// really have, not a fixed half again of the mean.
+        /// snapshot. Of steady encodes, the next is slower than the second slowest of the twenty
+        /// before it two times in twenty-one, so about one poll in ten still comes before its JPEG
+        /// and waits for the rest of the encode: in the emulated VM 13-20 of 234 polls every 0.5 s
+        /// in three runs (issue 16). Given a quarter more, 9 did in the one run that tried it,
+        /// against 13 for this rule, and every 2 s as many (8 of 84): not worth a frame older by
+        /// that much at every poll. A frame is as old at the request as its encode was given, so
+        /// it is given the spread the encodes really have, not a fixed half again of the mean.
         /// When the encodes made for the poll followed are slower (a poll at another period, or
         /// whose requests fall when other work takes the cores), theirs are given instead: the
         /// times of earlier traffic would start its JPEGs late. Nil before the first encode.

@@ -240,8 +240,9 @@ import VideoCore
     /// the last twenty encodes took (and a margin): encodes of steady length are given their
     /// length, not half as much again, so the frame is younger by that much when the request
     /// comes; the slowest of the last twenty does not age every snapshot, and the second
-    /// slowest is given, so one request in twenty at most finds its JPEG still being made
-    /// (with nine in ten, one in ten did, and the emulated VM's p99 was theirs).
+    /// slowest is given. About one request in ten still finds its JPEG being made: the next of
+    /// steady encodes is slower than the second slowest of the twenty before it two times in
+    /// twenty-one (with nine in ten of the encodes, more did, and the emulated VM's p99 was theirs).
     @Test func anEncodeMadeAheadIsGivenWhatAllButTheSlowestRecentEncodeTook() {
         var counters = FrameHub.Counters()
         #expect(counters.aheadEncodeAllowance == nil)
