@@ -124,15 +124,13 @@ def ustreamer_snapshots(n, gap, warmup=5):
         t = time.perf_counter()
         try:
             code, headers, body = call(USTREAMER, "GET", "/snapshot", timeout=10)
-            done = time.monotonic()
             ok = code == 200 and body.startswith(b"\xff\xd8")
             headers = dict(headers)
             if i == 0:
                 first_headers = headers
-            # µStreamer's grab time is CLOCK_MONOTONIC (get_now_monotonic), like time.monotonic()
-            grab = next((v for k, v in headers.items() if "grab" in k.lower()), None)
-            if ok and grab and i >= warmup:
-                ages.append((done - float(grab)) * 1000)
+            age = ustreamer_age(headers)
+            if ok and age is not None and i >= warmup:
+                ages.append(age)
         except OSError:
             ok, body = False, b""
         dt = (time.perf_counter() - t) * 1000
@@ -500,9 +498,14 @@ def camd_age(headers):
 
 
 def ustreamer_age(headers):
-    # µStreamer's grab time is CLOCK_MONOTONIC (get_now_monotonic), like time.monotonic()
-    grab = next((v for k, v in headers.items() if "grab" in k.lower()), None)
-    return (time.monotonic() - float(grab)) * 1000 if grab else None
+    """How old µStreamer's frame is as its answer arrives, ms: from its X-UStreamer-Grab-Timestamp,
+    which µStreamer (get_now_monotonic in src/libs/tools.h) reads from CLOCK_MONOTONIC_RAW, not
+    CLOCK_MONOTONIC. The two differ by a constant of each boot: read against time.monotonic(),
+    µStreamer's frames were 630-690 ms old in most boots of the emulated VM and 100 ms in one.
+    The grab time is when µStreamer dequeued the frame, not the driver's capture time that camd's
+    X-Capture-Time gives, so a frame that waited in the driver's queue is older than this says."""
+    grab = next((v for k, v in headers.items() if k.lower() == "x-ustreamer-grab-timestamp"), None)
+    return (time.clock_gettime(time.CLOCK_MONOTONIC_RAW) - float(grab)) * 1000 if grab else None
 
 
 def vm_hwm_kib(pid):
