@@ -501,7 +501,7 @@ def ustreamer_age(headers):
     """How old µStreamer's frame is as its answer arrives, ms: from its X-UStreamer-Grab-Timestamp,
     which µStreamer (get_now_monotonic in src/libs/tools.h) reads from CLOCK_MONOTONIC_RAW, not
     CLOCK_MONOTONIC. The two differ by a constant of each boot: read against time.monotonic(),
-    µStreamer's frames were 630-690 ms old in most boots of the emulated VM and 100 ms in one.
+    µStreamer's frames seemed 630-690 ms old in most boots of the emulated VM and 100 ms in one.
     The grab time is when µStreamer dequeued the frame, not the driver's capture time that camd's
     X-Capture-Time gives, so a frame that waited in the driver's queue is older than this says."""
     grab = next((v for k, v in headers.items() if k.lower() == "x-ustreamer-grab-timestamp"), None)
