@@ -1,7 +1,9 @@
 import Foundation
 
 /// What FFmpeg's command-line tools, the players people use, make of a video: ffprobe's
-/// frames and ffmpeg's decode errors. Blocking: call them off the cooperative pool.
+/// frames and ffmpeg's decode errors, each waited for on a thread of its own (`onOwnThread`),
+/// so no caller holds one of the cooperative pool's threads, which every test running beside
+/// it needs, for a player's run. `run` blocks: call it off the cooperative pool.
 public enum Players {
     public struct ProbedFrame: Sendable, Equatable {
         public var time: Double
@@ -9,9 +11,11 @@ public enum Players {
     }
 
     /// Each video frame of `path` as ffprobe decodes it, in presentation order.
-    public static func frames(_ path: String) throws -> [ProbedFrame] {
-        let out = try run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time,key_frame",
-                                               "-of", "csv=p=0", path]).output
+    public static func frames(_ path: String) async throws -> [ProbedFrame] {
+        let out = try await onOwnThread {
+            try run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time,key_frame",
+                                         "-of", "csv=p=0", path]).output
+        }
         return out.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: ",")
             guard fields.count >= 2, let key = Int(fields[0]), let time = Double(fields[1]) else { return nil }
@@ -20,8 +24,8 @@ public enum Players {
     }
 
     /// What `ffmpeg -v error -i PATH -f null -` prints: empty for a video that decodes clean.
-    public static func decodeErrors(_ path: String) throws -> String {
-        let result = try run("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
+    public static func decodeErrors(_ path: String) async throws -> String {
+        let result = try await onOwnThread { try run("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"]) }
         return result.status == 0 ? result.errors : "exit \(result.status): \(result.errors)"
     }
 

@@ -21,8 +21,12 @@ public enum TestPhotos {
     }
 
     /// `ffprobe -count_frames`'s count of video frames in `path`, or nil when ffprobe is not
-    /// installed. Blocking: call it off the cooperative pool.
-    public static func countFramesWithFFprobe(_ path: String) -> Int? {
+    /// installed; waited for on a thread of its own (`onOwnThread`), off the cooperative pool.
+    public static func countFramesWithFFprobe(_ path: String) async -> Int? {
+        (try? await onOwnThread { countFramesBlocking(path) }) ?? nil
+    }
+
+    private static func countFramesBlocking(_ path: String) -> Int? {
         guard let ffprobe = ["/usr/bin/ffprobe", "/usr/local/bin/ffprobe"].first(where: FileManager.default.isExecutableFile) else {
             return nil
         }

@@ -42,8 +42,8 @@ import VideoCore
             defer { try? FileManager.default.removeItem(atPath: path) }
             // The camera's own rate (a loaded machine captures fewer than 30 a second): 5 s of it.
             let captured = await session.status().measuredFPS * 5
-            #expect(try await onOwnThread { try Players.decodeErrors(path) } == "")
-            let frames = try await onOwnThread { try Players.frames(path) }
+            #expect(try await Players.decodeErrors(path) == "")
+            let frames = try await Players.frames(path)
             #expect(frames.first?.isKeyframe == true)
             #expect(Double(frames.count) >= 0.9 * captured, "\(frames.count) frames of 5 s, \(captured) captured in 5 s")
             #expect(zip(frames, frames.dropFirst()).allSatisfy { $1.time > $0.time }, "timestamps go forward")
@@ -87,8 +87,8 @@ import VideoCore
             let file = NSTemporaryDirectory() + "camd-paused-\(UUID().uuidString).mp4"
             defer { try? FileManager.default.removeItem(atPath: file) }
             try paused.writeBody(to: file)
-            #expect(try await onOwnThread { try Players.decodeErrors(file) } == "")
-            let frames = try await onOwnThread { try Players.frames(file) }
+            #expect(try await Players.decodeErrors(file) == "")
+            let frames = try await Players.frames(file)
             let jumps = zip(frames, frames.dropFirst()).filter { $1.time - $0.time > 1 }
             #expect(!jumps.isEmpty, "the paused client lost the frames of its pause")
             #expect(jumps.allSatisfy { $0.1.isKeyframe }, "it went on from a keyframe: \(jumps)")
@@ -175,8 +175,8 @@ import VideoCore
 
             let path = try await Self.capture("http://127.0.0.1:\(port)/v1/cameras/synth/hls/live.m3u8", seconds: 3)
             defer { try? FileManager.default.removeItem(atPath: path) }
-            #expect(try await onOwnThread { try Players.decodeErrors(path) } == "")
-            let frames = try await onOwnThread { try Players.frames(path) }
+            #expect(try await Players.decodeErrors(path) == "")
+            let frames = try await Players.frames(path)
             #expect(frames.first?.isKeyframe == true)
             #expect(frames.count >= 80, "\(frames.count) frames of 3 s")
         }

@@ -71,7 +71,7 @@ import VideoCore
             // three in four will do; none is in the file that the stage did not encode.
             let encoded = await session.status().video.framesEncoded
             let path = root + "/synth/" + movie.name
-            let frames = try await onOwnThread { TestPhotos.countFramesWithFFprobe(path) } ?? -1
+            let frames = await TestPhotos.countFramesWithFFprobe(path) ?? -1
             #expect(frames >= 45 && frames <= 61 && frames <= encoded, "\(frames) frames in the file, \(encoded) encoded")
             #expect(await session.status().video.encoder != nil)
             let after = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }

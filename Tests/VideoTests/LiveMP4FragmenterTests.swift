@@ -6,8 +6,7 @@ import VideoCore
 
 /// The live stream's fragments as players read them: an init segment and one fragment per
 /// frame, decoded by ffmpeg from the start or from any keyframe, on one timeline across
-/// encoder restarts, each fragment stamped with its frame's capture time. The players run on
-/// threads of their own (`onOwnThread`), not on the two of Swift's tasks the other tests need.
+/// encoder restarts, each fragment stamped with its frame's capture time.
 @Suite struct LiveMP4FragmenterTests {
     static let size = FrameSize(width: 160, height: 120)
 
@@ -51,8 +50,8 @@ import VideoCore
         #expect(live.contentType.hasPrefix("video/mp4; codecs=\"avc1."))
         let path = try Self.write(live.initSegment, fragments)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        #expect(try await onOwnThread { try Players.decodeErrors(path) } == "")
-        let frames = try await onOwnThread { try Players.frames(path) }
+        #expect(try await Players.decodeErrors(path) == "")
+        let frames = try await Players.frames(path)
         #expect(frames.count == 60)
         #expect(frames.first?.isKeyframe == true)
         let steps = zip(frames, frames.dropFirst()).map { $1.time - $0.time }
@@ -66,8 +65,8 @@ import VideoCore
         #expect(fragments[1..<25].allSatisfy { !$0.isKeyframe }, "no keyframe but the first and the one asked for")
         let path = try Self.write(try #require(fragmenter).initSegment, fragments[25...])
         defer { try? FileManager.default.removeItem(atPath: path) }
-        #expect(try await onOwnThread { try Players.decodeErrors(path) } == "")
-        let frames = try await onOwnThread { try Players.frames(path) }
+        #expect(try await Players.decodeErrors(path) == "")
+        let frames = try await Players.frames(path)
         #expect(frames.count == 25)
         #expect(frames.first?.isKeyframe == true)
     }
@@ -84,8 +83,8 @@ import VideoCore
         fragments += try Self.encode(30, firstTime: 7, into: &again)
         let path = try Self.write(try #require(fragmenter).initSegment, fragments)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        #expect(try await onOwnThread { try Players.decodeErrors(path) } == "")
-        let frames = try await onOwnThread { try Players.frames(path) }
+        #expect(try await Players.decodeErrors(path) == "")
+        let frames = try await Players.frames(path)
         #expect(frames.count == 60)
         let steps = zip(frames, frames.dropFirst()).map { $1.time - $0.time }
         #expect(steps.allSatisfy { $0 > 0 && $0 < 0.05 }, "time never goes back and has no gap: \(steps[28...31])")
@@ -98,7 +97,7 @@ import VideoCore
         let fragments = try Self.encode(40, firstTime: 0, skipping: [10, 20, 21, 22, 23], into: &fragmenter)
         let path = try Self.write(try #require(fragmenter).initSegment, fragments)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let frames = try await onOwnThread { try Players.frames(path) }
+        let frames = try await Players.frames(path)
         #expect(frames.count == 35)
         let steps = zip(frames, frames.dropFirst()).map { $1.time - $0.time }
         #expect(steps.allSatisfy { $0 > 0 && $0 <= 2.0 / 30 + 0.001 }, "\(steps)")

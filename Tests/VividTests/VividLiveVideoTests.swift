@@ -30,8 +30,8 @@ extension VividCaptureTests {
             }
             #expect(errors == "")
             let captured = await session.status().measuredFPS * 5
-            #expect(try await onOwnThread { try Players.decodeErrors(path) } == "")
-            let frames = try await onOwnThread { try Players.frames(path) }
+            #expect(try await Players.decodeErrors(path) == "")
+            let frames = try await Players.frames(path)
             #expect(frames.first?.isKeyframe == true)
             #expect(Double(frames.count) >= 0.9 * captured, "\(frames.count) frames in 5 s; the camera captured \(captured)")
             #expect(zip(frames, frames.dropFirst()).allSatisfy { $1.time > $0.time }, "timestamps go forward")
