@@ -101,6 +101,10 @@ public struct SnapshotStatus: Sendable, Codable, Hashable {
     public var madeAheadUnused = 0
     /// The period snapshots come at, in seconds, while they come steadily.
     public var pollPeriod: Double?
+    /// How long before such a poll is due its JPEG is started, in milliseconds: the encode it
+    /// is given and how early the poll's requests come. A poll's frame is this much older, and
+    /// up to a frame interval more, than a frame encoded as the request comes would be.
+    public var leadMilliseconds: Double?
 
     public init() {}
 }

@@ -662,6 +662,7 @@ public actor CaptureSession {
         status.snapshots.madeAhead = counters.encodesAhead
         status.snapshots.madeAheadUnused = counters.encodesAheadUnused
         status.snapshots.pollPeriod = counters.pollPeriod.map { ($0 * 1000).rounded() / 1000 }
+        status.snapshots.leadMilliseconds = counters.pollLead.map { ($0 * 10_000).rounded() / 10 }
         return status
     }
 

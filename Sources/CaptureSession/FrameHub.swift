@@ -138,6 +138,9 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         var encodesAheadUnused = 0
         /// The period snapshots come at while they come steadily, filled in by `snapshot`.
         var pollPeriod: Double?
+        /// How long before that poll is due its JPEG is started (`aheadLead`), while one is made
+        /// ahead of it, filled in by `snapshot`.
+        var pollLead: Double?
 
         /// The mean of the recent encode times, in seconds; nil before the first encode.
         var meanEncodeSeconds: Double? {
@@ -813,6 +816,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         var now = counters
         now.measuredFPS = rateMeter.rate
         now.pollPeriod = cadence.period
+        now.pollLead = cadence.period != nil && makesAhead ? aheadLead : nil
         return now
     }
 

@@ -348,6 +348,11 @@ import VideoCore
         #expect(polled.snapshots.pollPeriod.map { reported in
             [period, kept].contains { abs(reported - $0) <= SnapshotCadence.tolerance * $0 }
         } ?? true, "\(polled.snapshots), the client's gaps \(gaps)")
+        // The lead is reported with the period: at least the margin, well inside the period.
+        #expect((polled.snapshots.pollPeriod == nil) == (polled.snapshots.leadMilliseconds == nil), "\(polled.snapshots)")
+        if let lead = polled.snapshots.leadMilliseconds {
+            #expect(lead >= FrameHub.aheadMargin * 1000 && lead < period * 1000, "\(polled.snapshots)")
+        }
         try await Task.sleep(for: .seconds(1.5))
         let after = await session.status()
         await session.stop()

@@ -579,6 +579,12 @@ def poll_phase(args):
         for period, _ in POLL_PERIODS:
             last = statuses[who][period][-1]
             out[who][period]["status"] = dict(last, **{k: sum(s.get(k, 0) for s in statuses[who][period]) for k in SNAPSHOT_COUNTERS})
+            # How long before each request its JPEG was started (status.snapshots.lead_milliseconds
+            # at each round's end), the mean of the rounds': with the answer time, what of the
+            # frame's age camd chose; the rest is the frame's wait for that start.
+            leads = [s["lead_milliseconds"] for s in statuses[who][period] if s.get("lead_milliseconds") is not None]
+            if leads:
+                out[who][period]["lead_ms"] = statistics.mean(leads)
     return out
 
 
@@ -880,6 +886,14 @@ def report(res):
                     continue
                 ratio = a[key] / b[key] if b[key] else float("nan")
                 lines.append(f"{f'every {period:g} s: ' + label:<50} {a[key]:>10.1f} {b[key]:>10.1f} {ratio:>8.2f}")
+            if "lead_ms" in a:
+                # camd's frame age, split: the answer, the lead its JPEG was started before the
+                # request was due, and the rest: the frame's wait for that start (up to a frame
+                # interval, as the camera's frames and the client's requests fall) and how late
+                # the request came.
+                rest = a["age_p50"] - a["p50"] - a["lead_ms"]
+                lines.append(f"{f'every {period:g} s: ' + '  camd: of the age, the lead (status), ms':<50} {a['lead_ms']:>10.1f}")
+                lines.append(f"{f'every {period:g} s: ' + '  camd: of the age, the rest, ms':<50} {rest:>10.1f}")
             lines.append(f"{f'every {period:g} s: answered / errors':<50} {a['n']:>6}/{a['errors']:<3} {b['n']:>6}/{b['errors']:<3}")
             if len(a.get("round_p50", [])) > 1:
                 lines.append(f"{f'every {period:g} s: answer time p50 by round, camd/µS':<50} "
