@@ -119,9 +119,10 @@ import VideoCore
         })
         await session.start()
         try await Task.sleep(for: .seconds(FrameHub.warmSeconds + 0.5))
-        // Asked just after a frame kept at rest, the next frame is about a second away: an answer
-        // that waited for it is told from one that took the kept frame with half a second to spare
-        // either way (asked at any time, the wait for the next frame could be a few milliseconds).
+        // Asked just after a frame kept at rest, the next frame is about a second away: the frame
+        // answered was captured before the request, and the answer did not wait a second (asked
+        // at any time, the wait for the next frame could be a few milliseconds). The kept frame's
+        // encode, the camera's first, took 0.54 s in a debug build beside the whole suite.
         let captured = await session.status().framesCaptured
         try await waitUntil(every: .milliseconds(1)) { await session.status().framesCaptured > captured }
         let asked = FrameHub.monotonicNow()
@@ -129,7 +130,7 @@ import VideoCore
         let answered = FrameHub.monotonicNow()
         #expect(frame.monotonicTime < asked, "the snapshot's frame was captured \(frame.monotonicTime - asked) s after it was asked for")
         #expect(asked - frame.monotonicTime < 0.5, "the frame kept was \(asked - frame.monotonicTime) s old, asked just after it")
-        #expect(answered - asked < 0.5, "answered \(answered - asked) s after it was asked for")
+        #expect(answered - asked < 0.9, "answered \(answered - asked) s after it was asked for")
         await session.stop()
     }
 
