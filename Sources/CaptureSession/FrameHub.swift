@@ -681,6 +681,10 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
     /// `encode_every_frame`). Must be called with `condition` held.
     private var makesAhead: Bool { !encodesEveryFrame && subscribers.isEmpty }
 
+    /// Whether a poll is followed and its JPEGs made ahead of it, each `aheadLead` before it is
+    /// due. Must be called with `condition` held.
+    private var followsPoll: Bool { cadence.period != nil && makesAhead }
+
     /// How long before a poll is due its JPEG is started: what all but the slowest recent
     /// encode took, and as much as all but one of the poll's requests came early, at least a
     /// few milliseconds. Must be called with `condition` held.
@@ -710,7 +714,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
 
     /// `defaultSnapshotAge(interval:)`. Must be called with `condition` held.
     private func defaultSnapshotAgeLocked(interval: Double) -> Double {
-        let steady = cadence.period != nil && makesAhead
+        let steady = followsPoll
         return Self.defaultSnapshotAge(interval: interval, encodeEveryFrame: encodesEveryFrame,
                                        meanEncode: steady || encodesEveryFrame ? counters.meanEncodeSeconds ?? 0 : 0,
                                        lead: steady ? aheadLead : nil)
@@ -816,7 +820,7 @@ final class FrameHub: @unchecked Sendable {  // all state is guarded by `conditi
         var now = counters
         now.measuredFPS = rateMeter.rate
         now.pollPeriod = cadence.period
-        now.pollLead = cadence.period != nil && makesAhead ? aheadLead : nil
+        now.pollLead = followsPoll ? aheadLead : nil
         return now
     }
 
